@@ -1,0 +1,29 @@
+//! The errors of steward-core.
+
+/// What can go wrong when assembling agents or driving runs (as opposed to what a model or tool reports,
+/// which becomes an observation or an [`crate::Outcome`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tool's argument schema is not a valid JSON Schema.
+    #[error("invalid argument schema: {0}")]
+    InvalidSchema(String),
+    /// Two tools share a name.
+    #[error("a tool named `{0}` is already registered; tool names must be unique within an agent")]
+    DuplicateTool(String),
+    /// A tool name providers would reject.
+    #[error("invalid tool name `{0}`: use 1 to 64 characters among letters, digits, `_` and `-`")]
+    InvalidToolName(String),
+    /// An approval decision for a call that is not waiting for one.
+    #[error("tool call `{0}` is not waiting for approval")]
+    NotAwaitingApproval(String),
+    /// A result or decision for a call the run does not know.
+    #[error("the run has no pending tool call `{0}`")]
+    UnknownCall(String),
+    /// A run method called in the wrong phase (a bug in the code driving the run).
+    #[error("run driven out of order: {0}")]
+    OutOfOrder(&'static str),
+    /// A saved run or transcript could not be read or written.
+    #[error("saved run: {0}")]
+    Serde(#[from] serde_json::Error),
+}

@@ -1,0 +1,186 @@
+//! Events a runner reports while it drives a run, and the observers that receive them.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::ToolCall;
+use crate::model::{FinishReason, Usage};
+use crate::outcome::Outcome;
+use crate::policy::Approval;
+use crate::tool::ToolData;
+use crate::validate::Rejection;
+
+/// Something that happened in a run. Events carry everything needed to rebuild the transcript, including the
+/// full tool outputs (the model may have been shown a cut version) and operator diagnostics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A run began.
+    RunStarted {
+        /// The run.
+        run_id: String,
+        /// The agent running it.
+        agent: String,
+        /// The user's input.
+        input: String,
+    },
+    /// A request is about to be sent to the model.
+    ModelRequest {
+        /// The run.
+        run_id: String,
+        /// The step number (1 for the first model call).
+        step: u32,
+        /// How many messages are sent.
+        messages: usize,
+        /// How many tools are offered.
+        tools: usize,
+    },
+    /// The model replied.
+    ModelResponse {
+        /// The run.
+        run_id: String,
+        /// The step number.
+        step: u32,
+        /// The text of the reply.
+        content: Option<String>,
+        /// The tool calls of the reply.
+        tool_calls: Vec<ToolCall>,
+        /// Tokens used by this call.
+        usage: Usage,
+        /// Why the model stopped.
+        finish_reason: FinishReason,
+        /// How long the call took.
+        duration_ms: u64,
+    },
+    /// A tool call passed validation and policy and is about to run.
+    ToolCall {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call: ToolCall,
+    },
+    /// A tool call was refused before it ran: unknown tool, invalid JSON or invalid arguments.
+    ValidationError {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call: ToolCall,
+        /// What was wrong; its observation is what the model is shown.
+        rejection: Rejection,
+    },
+    /// The policy denied a tool call.
+    ToolDenied {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call: ToolCall,
+        /// The reason the model is shown.
+        reason: String,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The run.
+        run_id: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The full output (or error message) before any cut.
+        content: String,
+        /// True when the tool failed.
+        is_error: bool,
+        /// Structured data for UIs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<ToolData>,
+        /// The operator's diagnostic, when the tool failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diagnostic: Option<String>,
+        /// How long the call took.
+        duration_ms: u64,
+    },
+    /// A tool call waits for a person's approval; the run is suspended.
+    ApprovalRequested {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call: ToolCall,
+        /// What the person is asked.
+        reason: String,
+    },
+    /// A person approved or rejected a call.
+    ApprovalDecided {
+        /// The run.
+        run_id: String,
+        /// The call id.
+        call_id: String,
+        /// The decision.
+        approval: Approval,
+    },
+    /// The run ended.
+    Finished {
+        /// The run.
+        run_id: String,
+        /// How it ended.
+        outcome: Outcome,
+        /// Tokens used by the whole run.
+        usage: Usage,
+        /// Model calls made.
+        steps: u32,
+    },
+}
+
+/// Receives the events of runs. Closures `Fn(&Event)` are observers too.
+pub trait Observer: Send + Sync {
+    /// Called for every event, in order.
+    fn on_event(&self, event: &Event);
+}
+
+impl<F> Observer for F
+where
+    F: Fn(&Event) + Send + Sync,
+{
+    fn on_event(&self, event: &Event) {
+        self(event)
+    }
+}
+
+/// An observer that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn on_event(&self, _event: &Event) {}
+}
+
+/// An observer that keeps every event in memory (for tests and small tools).
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl EventLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of the events so far.
+    pub fn events(&self) -> Vec<Event> {
+        match self.events.lock() {
+            Ok(events) => events.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl Observer for EventLog {
+    fn on_event(&self, event: &Event) {
+        let mut events = self
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        events.push(event.clone());
+    }
+}

@@ -1,0 +1,238 @@
+//! The model interface: what a run sends to a model and what it gets back.
+//!
+//! Providers (OpenAI, Anthropic, local servers) implement [`Model`] in steward-llm; core ships
+//! [`crate::ScriptedModel`] for tests and examples.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::message::{Message, ToolCall};
+use crate::tool::ToolSpec;
+
+/// Which tools the model may or must call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call some tool.
+    Required,
+    /// The model must not call tools.
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+/// One request to a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The conversation, already trimmed to the history budget.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Arc<[ToolSpec]>,
+    /// Whether the model may or must call tools.
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    /// Upper bound on the tokens of the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+}
+
+impl ModelRequest {
+    /// A request with the given messages and tools, default settings.
+    pub fn new(messages: Vec<Message>, tools: Arc<[ToolSpec]>) -> Self {
+        Self {
+            messages,
+            tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: None,
+            temperature: None,
+        }
+    }
+}
+
+/// Tokens used by one model call or a whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Adds another usage to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+
+    /// True when no tokens were counted.
+    pub fn is_zero(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// A natural end of the reply.
+    #[default]
+    Stop,
+    /// The model asked for tool calls.
+    ToolCalls,
+    /// The output token limit was reached.
+    Length,
+    /// The provider filtered the content.
+    ContentFilter,
+    /// Anything else the provider said, kept as it was.
+    Other(String),
+}
+
+/// One model reply.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// The text part, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens used.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why the model stopped.
+    #[serde(default)]
+    pub finish_reason: FinishReason,
+}
+
+impl ModelResponse {
+    /// A reply with text only.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: Some(content.into()),
+            finish_reason: FinishReason::Stop,
+            ..Self::default()
+        }
+    }
+
+    /// A reply with tool calls only.
+    pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls: calls,
+            finish_reason: FinishReason::ToolCalls,
+            ..Self::default()
+        }
+    }
+
+    /// The same reply with the given usage.
+    pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        self.usage = Usage {
+            input_tokens,
+            output_tokens,
+        };
+        self
+    }
+
+    /// The assistant message this reply adds to the conversation.
+    pub fn to_message(&self) -> Message {
+        Message::assistant_calls(self.content.clone(), self.tool_calls.clone())
+    }
+}
+
+/// What a model can do, so that agents can choose how to talk to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The model supports native tool calling.
+    pub native_tools: bool,
+    /// The provider enforces tool schemas (strict mode).
+    pub strict_schemas: bool,
+    /// The provider can constrain replies to a JSON schema.
+    pub json_schema_output: bool,
+    /// The model can return several tool calls in one reply.
+    pub parallel_tool_calls: bool,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Self {
+            native_tools: true,
+            strict_schemas: false,
+            json_schema_output: false,
+            parallel_tool_calls: true,
+        }
+    }
+}
+
+/// A failed model call.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider answered with an error status.
+    #[error("{provider}: HTTP {status}: {message}")]
+    Status {
+        /// The provider's name.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's own error text.
+        message: String,
+    },
+    /// The provider could not be reached, or the connection broke.
+    #[error("{provider}: {message}")]
+    Transport {
+        /// The provider's name.
+        provider: String,
+        /// What happened.
+        message: String,
+    },
+    /// The provider did not answer in time.
+    #[error("{provider}: no answer within {after:?}")]
+    Timeout {
+        /// The provider's name.
+        provider: String,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The provider's answer could not be understood.
+    #[error("{provider}: unexpected response: {message}")]
+    InvalidResponse {
+        /// The provider's name.
+        provider: String,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// Anything else (for example a scripted model with no responses left).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A language model that takes a conversation and tools and returns a reply.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// A short name for logs and transcripts, like `openai:gpt-4o-mini`.
+    fn name(&self) -> &str;
+
+    /// What the model can do.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// Sends one request and waits for the whole reply.
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+}

@@ -1,0 +1,570 @@
+//! The run: a state machine with no I/O.
+//!
+//! [`Run::next`] says what must happen next — call the model, call these tools, wait for approval, or done —
+//! and the caller feeds back what happened. Because a run holds no I/O it can be saved (it is `Serialize`)
+//! while it waits for a person and resumed in another process. [`crate::Runner`] drives it with a model, tools
+//! and a policy.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::history::{HistoryBudget, Retention, cut_output, leading_system};
+use crate::message::{Message, ToolCall};
+use crate::model::{ModelRequest, ModelResponse, Usage};
+use crate::outcome::{Outcome, Transcript};
+use crate::policy::{Approval, Decision, Policy};
+use crate::tool::{ToolError, ToolOutput};
+use crate::toolbox::Toolbox;
+use crate::validate::Rejection;
+
+/// The name of the tool whose call ends a run with its `answer` argument.
+pub const FINAL_ANSWER: &str = "final_answer";
+
+/// The limits of one run. Each ends the run with its own [`Outcome`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Most model calls.
+    pub max_steps: u32,
+    /// Most tokens (input plus output, as the provider reports them).
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Most wall-clock time spent driving the run (time waiting for approval does not count).
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_steps: 20,
+            max_tokens: None,
+            time_limit: None,
+        }
+    }
+}
+
+/// What must happen next in a run.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Send this request to the model, then call [`Run::on_model_response`].
+    CallModel(ModelRequest),
+    /// Run these validated, allowed calls, then call [`Run::record_result`] for each.
+    CallTools(Vec<Invocation>),
+    /// These calls wait for a person; call [`Run::decide`] for each.
+    AwaitApproval(Vec<ApprovalRequest>),
+    /// The run is over.
+    Done(Outcome),
+}
+
+/// A validated, allowed tool call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// The validated arguments.
+    pub args: Value,
+}
+
+/// A tool call waiting for a person's decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// What the person is asked.
+    pub reason: String,
+}
+
+/// What happened to one tool call of a model reply when it was checked.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Valid and allowed: it will run.
+    Allowed(ToolCall),
+    /// Refused before running (unknown tool, invalid JSON or arguments).
+    Rejected(ToolCall, Rejection),
+    /// Denied by the policy.
+    Denied(ToolCall, String),
+    /// Held for approval.
+    NeedsApproval(ToolCall, String),
+    /// A valid `final_answer` call.
+    FinalAnswer(ToolCall),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum CallState {
+    Ready { args: Value },
+    AwaitingApproval { args: Value, reason: String },
+    Resolved { content: String, is_error: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Pending {
+    call: ToolCall,
+    state: CallState,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+enum Phase {
+    NeedModel,
+    Tools {
+        calls: Vec<Pending>,
+        answer: Option<String>,
+    },
+    Done {
+        outcome: Outcome,
+    },
+}
+
+/// One run of an agent: its transcript, counters and where it stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    id: String,
+    agent: String,
+    messages: Vec<Message>,
+    #[serde(default)]
+    dropped: usize,
+    limits: Limits,
+    #[serde(default)]
+    history: HistoryBudget,
+    steps: u32,
+    usage: Usage,
+    elapsed: Duration,
+    phase: Phase,
+}
+
+impl Run {
+    /// A new run of `agent` that starts from the given messages (normally the system instructions and the
+    /// user's input).
+    pub fn new(
+        id: impl Into<String>,
+        agent: impl Into<String>,
+        messages: Vec<Message>,
+        limits: Limits,
+        history: HistoryBudget,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            agent: agent.into(),
+            messages,
+            dropped: 0,
+            limits,
+            history,
+            steps: 0,
+            usage: Usage::default(),
+            elapsed: Duration::ZERO,
+            phase: Phase::NeedModel,
+        }
+    }
+
+    /// A fresh, process-unique run id like `run_18f3a2b4c5d-0001`.
+    pub fn generate_id() -> String {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        format!("run_{millis:x}-{n:04x}")
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// Every message kept so far, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Model calls made so far.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// Tokens used so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Time spent driving the run so far.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// The outcome, once the run is over.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match &self.phase {
+            Phase::Done { outcome } => Some(outcome),
+            _ => None,
+        }
+    }
+
+    /// True once the run is over.
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done { .. })
+    }
+
+    /// The run's transcript so far.
+    pub fn transcript(&self) -> Transcript {
+        Transcript {
+            run_id: self.id.clone(),
+            agent: self.agent.clone(),
+            messages: self.messages.clone(),
+            dropped_messages: self.dropped,
+            steps: self.steps,
+            usage: self.usage,
+            outcome: self.outcome().cloned(),
+        }
+    }
+
+    /// Adds time spent driving the run.
+    pub fn add_elapsed(&mut self, spent: Duration) {
+        self.elapsed = self.elapsed.saturating_add(spent);
+    }
+
+    /// Time left before the time limit, if there is one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.limits
+            .time_limit
+            .map(|limit| limit.saturating_sub(self.elapsed))
+    }
+
+    /// What must happen next. Checks the limits before each model call.
+    pub fn next(&mut self, tools: &Toolbox) -> Step {
+        match &self.phase {
+            Phase::Done { outcome } => return Step::Done(outcome.clone()),
+            Phase::Tools { calls, .. } => {
+                let waiting: Vec<ApprovalRequest> = calls
+                    .iter()
+                    .filter_map(|p| match &p.state {
+                        CallState::AwaitingApproval { reason, .. } => Some(ApprovalRequest {
+                            call: p.call.clone(),
+                            reason: reason.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                if !waiting.is_empty() {
+                    return Step::AwaitApproval(waiting);
+                }
+                let ready: Vec<Invocation> = calls
+                    .iter()
+                    .filter_map(|p| match &p.state {
+                        CallState::Ready { args } => Some(Invocation {
+                            call: p.call.clone(),
+                            args: args.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                if !ready.is_empty() {
+                    return Step::CallTools(ready);
+                }
+                self.settle();
+                return self.next(tools);
+            }
+            Phase::NeedModel => {}
+        }
+        if let Some(outcome) = self.limit_reached() {
+            self.phase = Phase::Done {
+                outcome: outcome.clone(),
+            };
+            return Step::Done(outcome);
+        }
+        Step::CallModel(ModelRequest::new(self.window(), tools.specs()))
+    }
+
+    fn limit_reached(&self) -> Option<Outcome> {
+        if let Some(limit) = self.limits.time_limit
+            && self.elapsed >= limit
+        {
+            return Some(Outcome::TimeLimit {
+                limit_ms: duration_ms(limit),
+            });
+        }
+        if let Some(limit) = self.limits.max_tokens
+            && self.usage.total() >= limit
+        {
+            return Some(Outcome::TokenBudget {
+                limit,
+                used: self.usage.total(),
+            });
+        }
+        if self.steps >= self.limits.max_steps {
+            return Some(Outcome::MaxSteps {
+                limit: self.limits.max_steps,
+            });
+        }
+        None
+    }
+
+    /// The messages for the next model call; under window retention, forgets what fell out of the window.
+    fn window(&mut self) -> Vec<Message> {
+        let first = leading_system(&self.messages);
+        let start = self.history.window_start(&self.messages, first);
+        if self.history.retention == Retention::Window && start > first {
+            self.messages.drain(first..start);
+            self.dropped += start - first;
+            return self.messages.clone();
+        }
+        let mut out = Vec::with_capacity(first + self.messages.len() - start);
+        out.extend_from_slice(&self.messages[..first]);
+        out.extend_from_slice(&self.messages[start..]);
+        out
+    }
+
+    /// Takes the model's reply: appends it, then checks each tool call (existence, arguments, policy).
+    ///
+    /// Calls with missing ids get one (`call_<step>_<n>`), and repeated ids are made unique, so that every
+    /// result can be matched to its call.
+    pub fn on_model_response(
+        &mut self,
+        mut response: ModelResponse,
+        tools: &Toolbox,
+        policy: &dyn Policy,
+    ) -> Result<Vec<Verdict>, Error> {
+        if self.phase != Phase::NeedModel {
+            return Err(Error::OutOfOrder(
+                "a model reply arrived when none was expected",
+            ));
+        }
+        self.steps += 1;
+        self.usage.add(response.usage);
+        assign_call_ids(&mut response.tool_calls, self.steps);
+        let message = Message::assistant_calls(response.content.take(), response.tool_calls);
+        self.messages.push(message);
+        let Some(Message::Assistant {
+            content,
+            tool_calls,
+        }) = self.messages.last()
+        else {
+            return Ok(Vec::new());
+        };
+        if tool_calls.is_empty() {
+            let answer = content.clone().unwrap_or_default();
+            self.phase = Phase::Done {
+                outcome: if answer.trim().is_empty() {
+                    Outcome::ModelFailed {
+                        error: format!(
+                            "the model returned an empty reply (finish reason: {:?})",
+                            response.finish_reason
+                        ),
+                    }
+                } else {
+                    Outcome::Answered { answer }
+                },
+            };
+            return Ok(Vec::new());
+        }
+        let mut verdicts = Vec::with_capacity(tool_calls.len());
+        let mut calls = Vec::with_capacity(tool_calls.len());
+        let mut answer = None;
+        for call in tool_calls {
+            let (state, verdict) = match tools.check(call) {
+                Err(rejection) => (
+                    CallState::Resolved {
+                        content: rejection.observation.clone(),
+                        is_error: true,
+                    },
+                    Verdict::Rejected(call.clone(), rejection),
+                ),
+                Ok((_, args)) if call.name == FINAL_ANSWER => {
+                    answer = Some(final_answer_text(&args));
+                    (
+                        CallState::Resolved {
+                            content: "Answer recorded.".to_owned(),
+                            is_error: false,
+                        },
+                        Verdict::FinalAnswer(call.clone()),
+                    )
+                }
+                Ok((tool, args)) => match policy.decide(call, tool.spec(), &args) {
+                    Decision::Allow => (CallState::Ready { args }, Verdict::Allowed(call.clone())),
+                    Decision::Deny { reason } => (
+                        CallState::Resolved {
+                            content: format!(
+                                "Not allowed: {reason}. Do not retry this call; tell the user or choose another way."
+                            ),
+                            is_error: true,
+                        },
+                        Verdict::Denied(call.clone(), reason),
+                    ),
+                    Decision::NeedsApproval { reason } => (
+                        CallState::AwaitingApproval {
+                            args,
+                            reason: reason.clone(),
+                        },
+                        Verdict::NeedsApproval(call.clone(), reason),
+                    ),
+                },
+            };
+            calls.push(Pending {
+                call: call.clone(),
+                state,
+            });
+            verdicts.push(verdict);
+        }
+        self.phase = Phase::Tools { calls, answer };
+        self.settle();
+        Ok(verdicts)
+    }
+
+    /// Records the result of a call returned by [`Step::CallTools`]. Outputs longer than the history budget
+    /// allows are cut with a marker.
+    pub fn record_result(
+        &mut self,
+        call_id: &str,
+        result: &Result<ToolOutput, ToolError>,
+    ) -> Result<(), Error> {
+        let max_chars = self.history.max_tool_output_chars;
+        let pending = self.pending_mut(call_id)?;
+        if !matches!(pending.state, CallState::Ready { .. }) {
+            return Err(Error::OutOfOrder(
+                "a result arrived for a call that is not running",
+            ));
+        }
+        pending.state = match result {
+            Ok(output) => CallState::Resolved {
+                content: cut_output(&output.content, max_chars),
+                is_error: false,
+            },
+            Err(error) => CallState::Resolved {
+                content: cut_output(&error.message, max_chars),
+                is_error: true,
+            },
+        };
+        self.settle();
+        Ok(())
+    }
+
+    /// Records a person's decision about a call waiting for approval.
+    pub fn decide(&mut self, call_id: &str, approval: &Approval) -> Result<(), Error> {
+        let pending = self.pending_mut(call_id)?;
+        let CallState::AwaitingApproval { args, .. } = &mut pending.state else {
+            return Err(Error::NotAwaitingApproval(call_id.to_owned()));
+        };
+        pending.state = match approval {
+            Approval::Approve => CallState::Ready {
+                args: std::mem::take(args),
+            },
+            Approval::Reject { reason } => CallState::Resolved {
+                content: match reason {
+                    Some(r) => format!(
+                        "The user rejected this call: {r}. Do not retry it; ask the user how to proceed."
+                    ),
+                    None => {
+                        "The user rejected this call. Do not retry it; ask the user how to proceed."
+                            .to_owned()
+                    }
+                },
+                is_error: true,
+            },
+        };
+        self.settle();
+        Ok(())
+    }
+
+    /// Ends the run with `outcome`. Calls that never ran are answered with a note saying so, so that every
+    /// call in the transcript keeps its result.
+    pub fn abort(&mut self, outcome: Outcome) {
+        if let Phase::Tools { calls, .. } = &mut self.phase {
+            for pending in calls.iter_mut() {
+                if !matches!(pending.state, CallState::Resolved { .. }) {
+                    pending.state = CallState::Resolved {
+                        content: format!("Not run: the run {outcome}."),
+                        is_error: true,
+                    };
+                }
+            }
+            self.append_results();
+        }
+        if !self.is_done() {
+            self.phase = Phase::Done { outcome };
+        }
+    }
+
+    fn pending_mut(&mut self, call_id: &str) -> Result<&mut Pending, Error> {
+        match &mut self.phase {
+            Phase::Tools { calls, .. } => calls
+                .iter_mut()
+                .find(|p| p.call.id == call_id)
+                .ok_or_else(|| Error::UnknownCall(call_id.to_owned())),
+            _ => Err(Error::UnknownCall(call_id.to_owned())),
+        }
+    }
+
+    /// When every call of the current reply is resolved: append the results in call order and move on.
+    fn settle(&mut self) {
+        let Phase::Tools { calls, answer } = &self.phase else {
+            return;
+        };
+        if !calls
+            .iter()
+            .all(|p| matches!(p.state, CallState::Resolved { .. }))
+        {
+            return;
+        }
+        let answer = answer.clone();
+        self.append_results();
+        self.phase = match answer {
+            Some(answer) => Phase::Done {
+                outcome: Outcome::Answered { answer },
+            },
+            None => Phase::NeedModel,
+        };
+    }
+
+    fn append_results(&mut self) {
+        let Phase::Tools { calls, .. } = &mut self.phase else {
+            return;
+        };
+        for pending in calls.drain(..) {
+            if let CallState::Resolved { content, is_error } = pending.state {
+                self.messages.push(Message::Tool {
+                    call_id: pending.call.id,
+                    name: pending.call.name,
+                    content,
+                    is_error,
+                });
+            }
+        }
+    }
+}
+
+fn assign_call_ids(calls: &mut [ToolCall], step: u32) {
+    for i in 0..calls.len() {
+        let taken = calls[..i].iter().any(|c| c.id == calls[i].id);
+        if calls[i].id.is_empty() || taken {
+            calls[i].id = format!("call_{step}_{}", i + 1);
+        }
+    }
+}
+
+fn final_answer_text(args: &Value) -> String {
+    match args.get("answer") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => args.to_string(),
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,356 @@
+//! The runner: drives a [`Run`] with a model, the agent's tools and a policy, and reports events.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use futures_util::FutureExt as _;
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+
+use crate::agent::Agent;
+use crate::error::Error;
+use crate::event::{Event, NoObserver, Observer};
+use crate::message::{Message, ToolCall};
+use crate::model::{Model, ModelRequest};
+use crate::outcome::Outcome;
+use crate::policy::{AnnotationPolicy, Approval, Policy};
+use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
+use crate::tool::{ToolContext, ToolError, ToolOutput};
+
+/// Where a run stands when the runner hands it back.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum RunStatus {
+    /// The run is over.
+    Done(Outcome),
+    /// The run waits for these approvals; save it, decide, and drive it again (here or in another process).
+    AwaitingApproval(Vec<ApprovalRequest>),
+}
+
+/// Drives runs of one agent with one model.
+///
+/// In each step: the model is called with the trimmed history and the tool specs; each tool call is
+/// validated, then put to the policy, then run. Several calls in one reply run concurrently when every one of
+/// them is read-only, in order otherwise; their results go back in call order.
+pub struct Runner {
+    agent: Arc<Agent>,
+    model: Arc<dyn Model>,
+    policy: Arc<dyn Policy>,
+    observer: Arc<dyn Observer>,
+}
+
+impl Runner {
+    /// A runner with the default policy ([`AnnotationPolicy`]) and no observer.
+    pub fn new(agent: Arc<Agent>, model: Arc<dyn Model>) -> Self {
+        Self {
+            agent,
+            model,
+            policy: Arc::new(AnnotationPolicy),
+            observer: Arc::new(NoObserver),
+        }
+    }
+
+    /// The same runner with another policy.
+    pub fn with_policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The same runner reporting events to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Starts a run for the user's input and drives it until it is done or waits for approval.
+    pub async fn run(&self, input: &str) -> (Run, RunStatus) {
+        let mut run = self.start(input);
+        let status = self.drive(&mut run).await;
+        (run, status)
+    }
+
+    /// A new run for the user's input (not driven yet).
+    pub fn start(&self, input: &str) -> Run {
+        let run = self.agent.start(input);
+        self.emit(Event::RunStarted {
+            run_id: run.id().to_owned(),
+            agent: self.agent.name.clone(),
+            input: input.to_owned(),
+        });
+        run
+    }
+
+    /// Records a person's decision on a call waiting for approval (the run is not driven yet).
+    pub fn decide(&self, run: &mut Run, call_id: &str, approval: Approval) -> Result<(), Error> {
+        run.decide(call_id, &approval)?;
+        self.emit(Event::ApprovalDecided {
+            run_id: run.id().to_owned(),
+            call_id: call_id.to_owned(),
+            approval,
+        });
+        Ok(())
+    }
+
+    /// Records a decision and drives the run on.
+    pub async fn resume(
+        &self,
+        run: &mut Run,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<RunStatus, Error> {
+        self.decide(run, call_id, approval)?;
+        Ok(self.drive(run).await)
+    }
+
+    /// Drives the run until it is done or waits for approval.
+    pub async fn drive(&self, run: &mut Run) -> RunStatus {
+        if let Some(outcome) = run.outcome() {
+            return RunStatus::Done(outcome.clone());
+        }
+        loop {
+            match run.next(&self.agent.tools) {
+                Step::CallModel(request) => self.call_model(run, request).await,
+                Step::CallTools(invocations) => self.call_tools(run, invocations).await,
+                Step::AwaitApproval(requests) => return RunStatus::AwaitingApproval(requests),
+                Step::Done(outcome) => {
+                    self.emit(Event::Finished {
+                        run_id: run.id().to_owned(),
+                        outcome: outcome.clone(),
+                        usage: run.usage(),
+                        steps: run.steps(),
+                    });
+                    return RunStatus::Done(outcome);
+                }
+            }
+        }
+    }
+
+    fn emit(&self, event: Event) {
+        self.observer.on_event(&event);
+    }
+
+    async fn call_model(&self, run: &mut Run, request: ModelRequest) {
+        let run_id = run.id().to_owned();
+        let step = run.steps() + 1;
+        self.emit(Event::ModelRequest {
+            run_id: run_id.clone(),
+            step,
+            messages: request.messages.len(),
+            tools: request.tools.len(),
+        });
+        let started = Instant::now();
+        let reply = within(run.remaining(), self.model.complete(&request)).await;
+        let spent = started.elapsed();
+        run.add_elapsed(spent);
+        let response = match reply {
+            None => return run.abort(time_limit(run)),
+            Some(Err(error)) => {
+                return run.abort(Outcome::ModelFailed {
+                    error: error.to_string(),
+                });
+            }
+            Some(Ok(response)) => response,
+        };
+        let usage = response.usage;
+        let finish_reason = response.finish_reason.clone();
+        let verdicts =
+            match run.on_model_response(response, &self.agent.tools, self.policy.as_ref()) {
+                Ok(verdicts) => verdicts,
+                Err(error) => {
+                    return run.abort(Outcome::ModelFailed {
+                        error: error.to_string(),
+                    });
+                }
+            };
+        let (content, tool_calls) = last_assistant(run.messages());
+        self.emit(Event::ModelResponse {
+            run_id: run_id.clone(),
+            step,
+            content,
+            tool_calls,
+            usage,
+            finish_reason,
+            duration_ms: millis(spent),
+        });
+        for verdict in verdicts {
+            let run_id = run_id.clone();
+            match verdict {
+                Verdict::Rejected(call, rejection) => self.emit(Event::ValidationError {
+                    run_id,
+                    call,
+                    rejection,
+                }),
+                Verdict::Denied(call, reason) => self.emit(Event::ToolDenied {
+                    run_id,
+                    call,
+                    reason,
+                }),
+                Verdict::NeedsApproval(call, reason) => self.emit(Event::ApprovalRequested {
+                    run_id,
+                    call,
+                    reason,
+                }),
+                Verdict::Allowed(_) | Verdict::FinalAnswer(_) => {}
+            }
+        }
+    }
+
+    async fn call_tools(&self, run: &mut Run, invocations: Vec<Invocation>) {
+        let run_id = run.id().to_owned();
+        let concurrent = invocations.len() > 1
+            && invocations.iter().all(|inv| {
+                self.agent
+                    .tools
+                    .get(&inv.call.name)
+                    .is_some_and(|t| t.spec().annotations.read_only)
+            });
+        let budget = run.remaining();
+        let started = Instant::now();
+        let left = || budget.map(|b| b.saturating_sub(started.elapsed()));
+        for inv in &invocations {
+            self.emit(Event::ToolCall {
+                run_id: run_id.clone(),
+                call: inv.call.clone(),
+            });
+        }
+        let mut timed_out = false;
+        if concurrent {
+            let mut running: FuturesUnordered<_> = invocations
+                .into_iter()
+                .map(|inv| self.invoke(&run_id, inv))
+                .collect();
+            loop {
+                match within(left(), running.next()).await {
+                    Some(Some((call, result, spent))) => self.record(run, &call, result, spent),
+                    Some(None) => break,
+                    None => {
+                        timed_out = true;
+                        break;
+                    }
+                }
+            }
+        } else {
+            for inv in invocations {
+                match within(left(), self.invoke(&run_id, inv)).await {
+                    Some((call, result, spent)) => self.record(run, &call, result, spent),
+                    None => {
+                        timed_out = true;
+                        break;
+                    }
+                }
+            }
+        }
+        run.add_elapsed(started.elapsed());
+        if timed_out {
+            run.abort(time_limit(run));
+        }
+    }
+
+    fn record(
+        &self,
+        run: &mut Run,
+        call: &ToolCall,
+        result: Result<ToolOutput, ToolError>,
+        spent: Duration,
+    ) {
+        let recorded = run.record_result(&call.id, &result);
+        let (content, is_error, data, diagnostic) = match result {
+            Ok(output) => (output.content, false, output.data, None),
+            Err(error) => (error.message, true, None, error.diagnostic),
+        };
+        let diagnostic = match recorded {
+            Ok(()) => diagnostic,
+            Err(e) => Some(e.to_string()),
+        };
+        self.emit(Event::ToolResult {
+            run_id: run.id().to_owned(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            content,
+            is_error,
+            data,
+            diagnostic,
+            duration_ms: millis(spent),
+        });
+    }
+
+    async fn invoke(
+        &self,
+        run_id: &str,
+        inv: Invocation,
+    ) -> (ToolCall, Result<ToolOutput, ToolError>, Duration) {
+        let ctx = ToolContext::new(run_id, inv.call.id.as_str(), self.agent.name.as_str());
+        let started = Instant::now();
+        let result = match self.agent.tools.get(&inv.call.name) {
+            Some(tool) => AssertUnwindSafe(tool.call(&ctx, inv.args))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(ToolError::internal(format!(
+                        "tool `{}` panicked: {}",
+                        inv.call.name,
+                        panic_text(panic.as_ref())
+                    )))
+                }),
+            None => Err(ToolError::internal(format!(
+                "tool `{}` disappeared from the toolbox",
+                inv.call.name
+            ))),
+        };
+        (inv.call, result, started.elapsed())
+    }
+}
+
+/// Awaits `future`, giving up (None) after `limit` when there is one and a Tokio timer to enforce it.
+async fn within<F: Future>(limit: Option<Duration>, future: F) -> Option<F::Output> {
+    match limit {
+        Some(limit) if tokio::runtime::Handle::try_current().is_ok() => {
+            tokio::time::timeout(limit, future).await.ok()
+        }
+        _ => Some(future.await),
+    }
+}
+
+fn time_limit(run: &Run) -> Outcome {
+    Outcome::TimeLimit {
+        limit_ms: run.limits().time_limit.map_or(0, millis),
+    }
+}
+
+/// The text and calls of the newest assistant message (its results may already follow it).
+fn last_assistant(messages: &[Message]) -> (Option<String>, Vec<ToolCall>) {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => Some((content.clone(), tool_calls.clone())),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn panic_text(panic: &(dyn Any + Send)) -> &str {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s
+    } else {
+        "a non-text panic payload"
+    }
+}

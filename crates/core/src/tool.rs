@@ -1,0 +1,201 @@
+//! Tools: what the model may call, what a call returns, and how a call fails.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::schema::{self, SchemaStyle};
+
+/// Hints about what a tool does, used by policies and UIs (the same vocabulary as MCP's tool annotations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolAnnotations {
+    /// The tool only reads; calls to read-only tools in one response may run concurrently.
+    #[serde(default)]
+    pub read_only: bool,
+    /// The tool may destroy or overwrite data.
+    #[serde(default)]
+    pub destructive: bool,
+    /// Calling the tool twice with the same arguments has the effect of calling it once.
+    #[serde(default)]
+    pub idempotent: bool,
+    /// Every call waits for a person's approval before it runs.
+    #[serde(default)]
+    pub needs_approval: bool,
+}
+
+/// Everything the model and the validator need to know about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// The full JSON Schema of the arguments; the validator checks calls against it.
+    pub parameters: Value,
+    /// What the tool does to the world.
+    #[serde(default)]
+    pub annotations: ToolAnnotations,
+    /// Show every parameter to the model as optional; the validator then reports what is missing.
+    #[serde(default)]
+    pub lenient: bool,
+}
+
+impl ToolSpec {
+    /// A spec with the given name, description and argument schema, no annotations, not lenient.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            annotations: ToolAnnotations::default(),
+            lenient: false,
+        }
+    }
+
+    /// The argument schema as the model is shown it, in the given style.
+    pub fn model_parameters(&self, style: SchemaStyle) -> Value {
+        schema::render(&self.parameters, style, self.lenient)
+    }
+}
+
+/// What a tool call needs to know about where it runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The run the call belongs to.
+    pub run_id: String,
+    /// The id of the tool call (stable across retries: writes are keyed by it).
+    pub call_id: String,
+    /// The name of the agent that made the call.
+    pub agent: String,
+}
+
+impl ToolContext {
+    /// A context for one call.
+    pub fn new(
+        run_id: impl Into<String>,
+        call_id: impl Into<String>,
+        agent: impl Into<String>,
+    ) -> Self {
+        Self {
+            run_id: run_id.into(),
+            call_id: call_id.into(),
+            agent: agent.into(),
+        }
+    }
+}
+
+/// Structured data a tool returns for UIs, beside the text the model sees.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolData {
+    /// Rows and columns.
+    Table {
+        /// Column names.
+        columns: Vec<String>,
+        /// Rows, each as long as `columns`.
+        rows: Vec<Vec<Value>>,
+        /// True when more rows existed than were returned.
+        #[serde(default)]
+        truncated: bool,
+    },
+    /// A chart specification (Vega-Lite).
+    Chart {
+        /// The specification.
+        spec: Value,
+    },
+    /// Any other JSON value.
+    Json {
+        /// The value.
+        value: Value,
+    },
+}
+
+/// The successful result of a tool call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model is shown.
+    pub content: String,
+    /// Optional structured data for UIs; the model does not see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ToolData>,
+}
+
+impl ToolOutput {
+    /// An output with text only.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            data: None,
+        }
+    }
+
+    /// An output whose text is the given value as compact JSON, also kept as structured data.
+    pub fn json(value: Value) -> Self {
+        Self {
+            content: value.to_string(),
+            data: Some(ToolData::Json { value }),
+        }
+    }
+
+    /// The same output with structured data attached.
+    pub fn with_data(mut self, data: ToolData) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A failed tool call.
+///
+/// `message` is what the model is told (what went wrong and what to do); `diagnostic` is for the operator
+/// only (the cause, with context) and never reaches the model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What the model is told.
+    pub message: String,
+    /// What the operator is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+}
+
+impl ToolError {
+    /// An error the model can act on.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            diagnostic: None,
+        }
+    }
+
+    /// An internal failure: the model is told only that the tool failed, the operator gets the cause.
+    pub fn internal(diagnostic: impl Into<String>) -> Self {
+        Self {
+            message: "The tool failed because of an internal error; the operator has the details. \
+                      Tell the user the action could not be completed."
+                .to_owned(),
+            diagnostic: Some(diagnostic.into()),
+        }
+    }
+
+    /// The same error with an operator diagnostic attached.
+    pub fn with_diagnostic(mut self, diagnostic: impl Into<String>) -> Self {
+        self.diagnostic = Some(diagnostic.into());
+        self
+    }
+}
+
+/// Something the model can call.
+///
+/// Most tools are written with [`crate::TypedTool`], which derives the schema from a Rust type and
+/// deserialises the arguments; implement this trait directly for tools whose schema is only known at run
+/// time (for example one declared in a config file).
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The tool's name, description, schema and annotations.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool. `args` has already been validated against `spec().parameters`.
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
+}
