@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::message::ToolCall;
-use crate::model::{FinishReason, Usage};
+use crate::model::{FinishReason, StreamDelta, Usage};
 use crate::outcome::Outcome;
 use crate::policy::Approval;
 use crate::tool::ToolData;
@@ -36,6 +36,15 @@ pub enum Event {
         messages: usize,
         /// How many tools are offered.
         tools: usize,
+    },
+    /// A piece of the model's reply arrived (only when the runner streams).
+    ModelDelta {
+        /// The run.
+        run_id: String,
+        /// The step number.
+        step: u32,
+        /// The piece.
+        delta: StreamDelta,
     },
     /// The model replied.
     ModelResponse {

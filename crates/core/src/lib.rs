@@ -69,7 +69,8 @@ pub use final_answer::{FinalAnswerArgs, final_answer};
 pub use history::{HistoryBudget, Retention, cut_output, estimate_tokens, message_tokens};
 pub use message::{Message, Role, ToolCall};
 pub use model::{
-    Capabilities, FinishReason, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+    Capabilities, FinishReason, Model, ModelError, ModelRequest, ModelResponse, ResponseFormat,
+    StreamDelta, ToolChoice, Usage,
 };
 pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};

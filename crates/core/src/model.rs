@@ -44,6 +44,31 @@ pub struct ModelRequest {
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// Constrains the reply's text (JSON mode, or a JSON Schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+    /// Sequences at which the model stops writing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+}
+
+/// A constraint on the text of a reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ResponseFormat {
+    /// Any single JSON object.
+    JsonObject,
+    /// A JSON value matching a schema.
+    JsonSchema {
+        /// A name for the schema (`^[a-zA-Z0-9_-]{1,64}$`).
+        name: String,
+        /// The schema.
+        schema: serde_json::Value,
+        /// Ask the provider to enforce the schema exactly.
+        #[serde(default)]
+        strict: bool,
+    },
 }
 
 impl ModelRequest {
@@ -55,6 +80,8 @@ impl ModelRequest {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: None,
             temperature: None,
+            response_format: None,
+            stop: Vec::new(),
         }
     }
 }
@@ -119,6 +146,10 @@ pub struct ModelResponse {
     /// Why the model stopped.
     #[serde(default)]
     pub finish_reason: FinishReason,
+    /// Provider-specific fields, kept as they came (ids, model version, reasoning text, the raw finish
+    /// reason, …).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ModelResponse {
@@ -235,4 +266,55 @@ pub trait Model: Send + Sync {
 
     /// Sends one request and waits for the whole reply.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+
+    /// Sends one request and reports the reply's pieces to `on_delta` as they arrive, then returns the whole
+    /// reply. Models that cannot stream reply in one piece (the default).
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+    ) -> Result<ModelResponse, ModelError> {
+        let response = self.complete(request).await?;
+        if let Some(text) = &response.content {
+            on_delta(StreamDelta::Text(text.clone()));
+        }
+        Ok(response)
+    }
+}
+
+/// A piece of a reply as it streams in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StreamDelta {
+    /// More text.
+    Text(String),
+    /// The model started a tool call.
+    ToolCallStarted {
+        /// The tool's name.
+        name: String,
+    },
+}
+
+#[async_trait]
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        (**self).complete(request).await
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+    ) -> Result<ModelResponse, ModelError> {
+        (**self).stream(request, on_delta).await
+    }
 }

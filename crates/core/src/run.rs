@@ -136,7 +136,17 @@ pub struct Run {
     steps: u32,
     usage: Usage,
     elapsed: Duration,
+    #[serde(default)]
+    turn: TurnStart,
     phase: Phase,
+}
+
+/// Where the current turn of a conversation began; limits apply per turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct TurnStart {
+    steps: u32,
+    tokens: u64,
+    elapsed: Duration,
 }
 
 impl Run {
@@ -159,8 +169,26 @@ impl Run {
             steps: 0,
             usage: Usage::default(),
             elapsed: Duration::ZERO,
+            turn: TurnStart::default(),
             phase: Phase::NeedModel,
         }
+    }
+
+    /// Continues a finished run with the user's next message (a conversation). Limits apply to each turn.
+    pub fn follow_up(&mut self, input: impl Into<String>) -> Result<(), Error> {
+        if !self.is_done() {
+            return Err(Error::OutOfOrder(
+                "a follow-up message arrived before the run was done",
+            ));
+        }
+        self.messages.push(Message::user(input));
+        self.turn = TurnStart {
+            steps: self.steps,
+            tokens: self.usage.total(),
+            elapsed: self.elapsed,
+        };
+        self.phase = Phase::NeedModel;
+        Ok(())
     }
 
     /// A fresh, process-unique run id like `run_18f3a2b4c5d-0001`.
@@ -239,11 +267,15 @@ impl Run {
         self.elapsed = self.elapsed.saturating_add(spent);
     }
 
-    /// Time left before the time limit, if there is one.
+    /// Time left in this turn before the time limit, if there is one.
     pub fn remaining(&self) -> Option<Duration> {
         self.limits
             .time_limit
-            .map(|limit| limit.saturating_sub(self.elapsed))
+            .map(|limit| limit.saturating_sub(self.turn_elapsed()))
+    }
+
+    fn turn_elapsed(&self) -> Duration {
+        self.elapsed.saturating_sub(self.turn.elapsed)
     }
 
     /// What must happen next. Checks the limits before each model call.
@@ -293,21 +325,19 @@ impl Run {
 
     fn limit_reached(&self) -> Option<Outcome> {
         if let Some(limit) = self.limits.time_limit
-            && self.elapsed >= limit
+            && self.turn_elapsed() >= limit
         {
             return Some(Outcome::TimeLimit {
                 limit_ms: duration_ms(limit),
             });
         }
+        let used = self.usage.total().saturating_sub(self.turn.tokens);
         if let Some(limit) = self.limits.max_tokens
-            && self.usage.total() >= limit
+            && used >= limit
         {
-            return Some(Outcome::TokenBudget {
-                limit,
-                used: self.usage.total(),
-            });
+            return Some(Outcome::TokenBudget { limit, used });
         }
-        if self.steps >= self.limits.max_steps {
+        if self.steps - self.turn.steps >= self.limits.max_steps {
             return Some(Outcome::MaxSteps {
                 limit: self.limits.max_steps,
             });

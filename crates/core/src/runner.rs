@@ -15,7 +15,7 @@ use crate::agent::Agent;
 use crate::error::Error;
 use crate::event::{Event, NoObserver, Observer};
 use crate::message::{Message, ToolCall};
-use crate::model::{Model, ModelRequest};
+use crate::model::{Model, ModelRequest, StreamDelta};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Approval, Policy};
 use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
@@ -41,6 +41,7 @@ pub struct Runner {
     model: Arc<dyn Model>,
     policy: Arc<dyn Policy>,
     observer: Arc<dyn Observer>,
+    streaming: bool,
 }
 
 impl Runner {
@@ -51,7 +52,14 @@ impl Runner {
             model,
             policy: Arc::new(AnnotationPolicy),
             observer: Arc::new(NoObserver),
+            streaming: false,
         }
+    }
+
+    /// The same runner asking the model to stream; pieces are reported as [`Event::ModelDelta`].
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
     }
 
     /// The same runner with another policy.
@@ -148,7 +156,18 @@ impl Runner {
             tools: request.tools.len(),
         });
         let started = Instant::now();
-        let reply = within(run.remaining(), self.model.complete(&request)).await;
+        let reply = if self.streaming {
+            let on_delta = |delta: StreamDelta| {
+                self.emit(Event::ModelDelta {
+                    run_id: run_id.clone(),
+                    step,
+                    delta,
+                });
+            };
+            within(run.remaining(), self.model.stream(&request, &on_delta)).await
+        } else {
+            within(run.remaining(), self.model.complete(&request)).await
+        };
         let spent = started.elapsed();
         run.add_elapsed(spent);
         let response = match reply {
