@@ -1,0 +1,327 @@
+//! OpenAI chat completions, and everything that speaks it: Azure OpenAI (deployments and v1 URL forms), Ollama,
+//! vLLM, llama.cpp's server, LM Studio and any other OpenAI-compatible server.
+
+mod stream;
+mod wire;
+
+use async_trait::async_trait;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use steward_core::{Capabilities, Model, ModelError, ModelRequest, ModelResponse, StreamDelta};
+
+use crate::http::{Http, HttpOptions, Secret};
+use crate::sse::SseParser;
+use stream::Accumulator;
+use wire::{Completion, Dialect};
+
+/// Which server an [`OpenAiModel`] talks to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Flavor {
+    /// api.openai.com, or another endpoint given by `OPENAI_BASE_URL`.
+    OpenAi,
+    /// Azure OpenAI.
+    Azure {
+        /// The `api-version` for the deployments URL form; `None` selects the v1 form.
+        api_version: Option<String>,
+    },
+    /// A local Ollama server.
+    Ollama,
+    /// Any other OpenAI-compatible server (vLLM, llama.cpp server, LM Studio, …).
+    Compatible,
+}
+
+/// How requests are authenticated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Auth {
+    /// No credentials (local servers).
+    None,
+    /// `Authorization: Bearer …` (OpenAI keys, Azure Entra ID tokens, local servers started with a key).
+    Bearer(Secret),
+    /// Azure's `api-key: …` header.
+    ApiKey(Secret),
+}
+
+/// Settings of an OpenAI-compatible model.
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// Which server.
+    pub flavor: Flavor,
+    /// The model name (for Azure: the deployment name).
+    pub model: String,
+    /// The base URL: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`, or for Azure the resource
+    /// endpoint `https://<resource>.openai.azure.com`.
+    pub base_url: String,
+    /// Credentials.
+    pub auth: Auth,
+    /// Send tools with `strict: true` (OpenAI structured outputs).
+    pub strict_tools: bool,
+    /// Timeouts, retries.
+    pub http: HttpOptions,
+}
+
+impl OpenAiConfig {
+    /// A model on api.openai.com (or `base_url` when given).
+    pub fn openai(model: impl Into<String>, key: Option<Secret>, base_url: Option<String>) -> Self {
+        Self {
+            flavor: Flavor::OpenAi,
+            model: model.into(),
+            base_url: base_url.unwrap_or_else(|| "https://api.openai.com/v1".to_owned()),
+            auth: key.map_or(Auth::None, Auth::Bearer),
+            strict_tools: false,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// An Azure OpenAI deployment. With an `api_version` the deployments URL form is used, without one the
+    /// v1 form.
+    pub fn azure(
+        deployment: impl Into<String>,
+        endpoint: impl Into<String>,
+        auth: Auth,
+        api_version: Option<String>,
+    ) -> Self {
+        Self {
+            flavor: Flavor::Azure { api_version },
+            model: deployment.into(),
+            base_url: endpoint.into(),
+            auth,
+            strict_tools: false,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// A model served by Ollama at `base_url` (default `http://127.0.0.1:11434/v1`).
+    pub fn ollama(model: impl Into<String>, base_url: Option<String>) -> Self {
+        Self {
+            flavor: Flavor::Ollama,
+            model: model.into(),
+            base_url: base_url.unwrap_or_else(|| crate::OLLAMA_DEFAULT_URL.to_owned()),
+            auth: Auth::None,
+            strict_tools: false,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// A model on any OpenAI-compatible server.
+    pub fn compatible(
+        model: impl Into<String>,
+        base_url: impl Into<String>,
+        key: Option<Secret>,
+    ) -> Self {
+        Self {
+            flavor: Flavor::Compatible,
+            model: model.into(),
+            base_url: base_url.into(),
+            auth: key.map_or(Auth::None, Auth::Bearer),
+            strict_tools: false,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// The chat-completions URL.
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        match &self.flavor {
+            Flavor::Azure {
+                api_version: Some(version),
+            } if !base.contains("/openai/v1") => format!(
+                "{base}/openai/deployments/{}/chat/completions?api-version={version}",
+                self.model
+            ),
+            Flavor::Azure { .. } if base.ends_with("/openai/v1") => {
+                format!("{base}/chat/completions")
+            }
+            Flavor::Azure { .. } => format!("{base}/openai/v1/chat/completions"),
+            _ => format!("{base}/chat/completions"),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self.flavor {
+            Flavor::OpenAi => format!("openai:{}", self.model),
+            Flavor::Azure { .. } => format!("azure:{}", self.model),
+            Flavor::Ollama => format!("ollama:{}", self.model),
+            Flavor::Compatible => format!("openai-compatible:{}@{}", self.model, self.base_url),
+        }
+    }
+}
+
+/// A model behind the OpenAI chat-completions API.
+pub struct OpenAiModel {
+    name: String,
+    model: String,
+    url: String,
+    headers: HeaderMap,
+    dialect: Dialect,
+    capabilities: Capabilities,
+    http: Http,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiModel {
+    /// A model with these settings.
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        let name = config.name();
+        let provider = match config.flavor {
+            Flavor::OpenAi => "openai",
+            Flavor::Azure { .. } => "azure",
+            Flavor::Ollama => "ollama",
+            Flavor::Compatible => "openai-compatible",
+        };
+        let mut headers = HeaderMap::new();
+        let mut secrets = Vec::new();
+        let invalid = |what: &str| ModelError::Transport {
+            provider: provider.to_owned(),
+            message: format!("the {what} contains characters that cannot go in an HTTP header"),
+        };
+        match &config.auth {
+            Auth::None => {}
+            Auth::Bearer(secret) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", secret.expose()))
+                    .map_err(|_| invalid("API key"))?;
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+                secrets.push(secret.clone());
+            }
+            Auth::ApiKey(secret) => {
+                let mut value =
+                    HeaderValue::from_str(secret.expose()).map_err(|_| invalid("API key"))?;
+                value.set_sensitive(true);
+                headers.insert(HeaderName::from_static("api-key"), value);
+                secrets.push(secret.clone());
+            }
+        }
+        let hosted = matches!(config.flavor, Flavor::OpenAi | Flavor::Azure { .. });
+        Ok(Self {
+            url: config.url(),
+            name,
+            model: config.model.clone(),
+            headers,
+            dialect: Dialect {
+                max_completion_tokens: hosted,
+                strict_tools: config.strict_tools,
+            },
+            capabilities: Capabilities {
+                native_tools: true,
+                strict_schemas: hosted,
+                json_schema_output: true,
+                parallel_tool_calls: true,
+            },
+            http: Http::new(provider, config.http, secrets)?,
+        })
+    }
+
+    fn body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
+        let body = wire::request_body(&self.model, request, self.dialect, stream);
+        serde_json::to_vec(&body).map_err(|e| {
+            self.http
+                .invalid(format!("could not encode the request: {e}"))
+        })
+    }
+
+    fn parse(&self, bytes: &[u8], request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let completion: Completion = serde_json::from_slice(bytes).map_err(|e| {
+            self.http.invalid(format!(
+                "the body is not a chat completion ({e}): {}",
+                crate::http::cut(&String::from_utf8_lossy(bytes), 300)
+            ))
+        })?;
+        wire::response(completion, &request.tools).map_err(|m| self.http.invalid(m))
+    }
+}
+
+#[async_trait]
+impl Model for OpenAiModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let body = self.body(request, false)?;
+        let response = self.http.post(&self.url, &self.headers, body).await?;
+        let bytes = self.http.body(response).await?;
+        self.parse(&bytes, request)
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.body(request, true)?;
+        let mut response = self.http.post(&self.url, &self.headers, body).await?;
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v.contains("event-stream"));
+        if !is_sse {
+            // A server that ignored `stream: true` and sent the whole reply.
+            let bytes = self.http.body(response).await?;
+            let reply = self.parse(&bytes, request)?;
+            if let Some(text) = &reply.content {
+                on_delta(StreamDelta::Text(text.clone()));
+            }
+            return Ok(reply);
+        }
+        let mut parser = SseParser::default();
+        let mut acc = Accumulator::default();
+        let mut done = false;
+        while !done {
+            let events = match self.http.chunk(&mut response).await? {
+                Some(bytes) => parser.feed(&bytes),
+                None => {
+                    done = true;
+                    parser.finish().into_iter().collect()
+                }
+            };
+            for event in events {
+                let data = event.data.trim();
+                if data == "[DONE]" {
+                    return Ok(acc.finish(&request.tools));
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                let chunk: Completion = serde_json::from_str(data).map_err(|e| {
+                    self.http.invalid(format!(
+                        "a stream event is not a chat-completion chunk ({e}): {}",
+                        crate::http::cut(data, 300)
+                    ))
+                })?;
+                if let Some(error) = &chunk.error {
+                    return Err(self.http.invalid(format!(
+                        "the stream reported an error: {}",
+                        crate::http::provider_message(&serde_json::json!({ "error": error }))
+                            .unwrap_or_else(|| error.to_string())
+                    )));
+                }
+                acc.push(chunk, on_delta);
+            }
+        }
+        if acc.finished() {
+            // Some servers end the stream without `[DONE]`; a finish reason is enough.
+            Ok(acc.finish(&request.tools))
+        } else {
+            Err(ModelError::Transport {
+                provider: self.http.provider().to_owned(),
+                message:
+                    "the stream ended before the reply was complete (no finish reason, no [DONE])"
+                        .to_owned(),
+            })
+        }
+    }
+}
