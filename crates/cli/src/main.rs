@@ -1,14 +1,57 @@
 //! `steward`: run Steward's agents from a terminal.
 
-use clap::Parser;
+mod agents;
+mod ask;
+mod chat;
+mod exit;
+mod session;
+mod setup;
+mod style;
+mod trace;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 /// Steward runs LLM agents that act reliably on business data: they record expenses, answer questions
 /// about orders, file tasks into projects, and answer questions over any SQL database by writing SQL,
 /// checking it and correcting it.
 #[derive(Parser, Debug)]
-#[command(name = "steward", version, arg_required_else_help = true)]
-struct Cli {}
+#[command(name = "steward", version, arg_required_else_help = true, after_help = exit::HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let Cli {} = Cli::parse();
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Ask one question; prints the answer (exit code 0 only when the run answered).
+    Ask(ask::AskArgs),
+    /// Talk with the assistant in a terminal session.
+    Chat(chat::ChatArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: could not start the async runtime: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let result = match cli.command {
+        Command::Ask(args) => runtime.block_on(ask::run(args)),
+        Command::Chat(args) => chat::run(args, &runtime),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("{} {error:#}", style::Style::stderr().error("error:"));
+            ExitCode::from(exit::code_for(&error))
+        }
+    }
 }

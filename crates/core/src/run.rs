@@ -511,14 +511,16 @@ impl Run {
         Ok(())
     }
 
-    /// Ends the run with `outcome`. Calls that never ran are answered with a note saying so, so that every
-    /// call in the transcript keeps its result.
+    /// Ends the run with `outcome`. Calls that had not finished are answered with a note saying so, so that
+    /// every call in the transcript keeps its result.
     pub fn abort(&mut self, outcome: Outcome) {
         if let Phase::Tools { calls, .. } = &mut self.phase {
             for pending in calls.iter_mut() {
                 if !matches!(pending.state, CallState::Resolved { .. }) {
                     pending.state = CallState::Resolved {
-                        content: format!("Not run: the run {outcome}."),
+                        content: format!(
+                            "No result: the run ended ({outcome}) before this call finished."
+                        ),
                         is_error: true,
                     };
                 }

@@ -119,6 +119,21 @@ impl Runner {
         Ok(self.drive(run).await)
     }
 
+    /// Ends the run as cancelled (for example after Ctrl-C) and reports it; calls that never ran are answered
+    /// with a note, so the transcript stays whole.
+    pub fn cancel(&self, run: &mut Run) {
+        if run.is_done() {
+            return;
+        }
+        run.abort(Outcome::Cancelled);
+        self.emit(Event::Finished {
+            run_id: run.id().to_owned(),
+            outcome: Outcome::Cancelled,
+            usage: run.usage(),
+            steps: run.steps(),
+        });
+    }
+
     /// Drives the run until it is done or waits for approval.
     pub async fn drive(&self, run: &mut Run) -> RunStatus {
         if let Some(outcome) = run.outcome() {

@@ -143,7 +143,7 @@ async fn time_limit_interrupts_a_slow_tool() {
         assert!(is_error);
         assert_eq!(
             content,
-            "Not run: the run stopped at the time limit of 2000 ms."
+            "No result: the run ended (stopped at the time limit of 2000 ms) before this call finished."
         );
     }
     pairs_complete(run.messages());
@@ -236,5 +236,48 @@ async fn an_empty_reply_is_a_failure_not_a_silent_answer() {
     let (_, status) = runner.run("hi").await;
     assert!(
         matches!(status, RunStatus::Done(Outcome::ModelFailed { error }) if error.contains("empty reply"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_mid_tool_keeps_the_transcript_whole_and_reports_it() {
+    let flight = Flight::default();
+    let tools = Toolbox::new()
+        .with(wait_tool("slow", false, flight.clone()))
+        .unwrap();
+    let model = Arc::new(ScriptedModel::new([calls(&[(
+        "a",
+        "slow",
+        r#"{"ms": 60000, "label": "a"}"#,
+    )])]));
+    let (runner, log) = runner(agent(tools), model);
+    let mut run = runner.start("wait");
+    let driven = tokio::time::timeout(Duration::from_secs(1), runner.drive(&mut run)).await;
+    assert!(driven.is_err(), "still running after a second");
+    runner.cancel(&mut run);
+    assert_eq!(run.outcome(), Some(&Outcome::Cancelled));
+    assert_eq!(
+        tool_results(&run),
+        [(
+            "a".into(),
+            "No result: the run ended (cancelled) before this call finished.".into(),
+            true
+        )]
+    );
+    pairs_complete(run.messages());
+    assert!(matches!(
+        log.events().last(),
+        Some(Event::Finished {
+            outcome: Outcome::Cancelled,
+            ..
+        })
+    ));
+    runner.cancel(&mut run);
+    assert_eq!(
+        log.events()
+            .iter()
+            .filter(|e| matches!(e, Event::Finished { .. }))
+            .count(),
+        1
     );
 }

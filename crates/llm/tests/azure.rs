@@ -94,3 +94,74 @@ async fn endpoint_given_with_the_v1_path_is_not_doubled() {
         "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2025-01-01-preview"
     );
 }
+
+#[tokio::test]
+async fn configured_from_the_environment_in_both_forms() {
+    use steward_llm::{Env, ModelSetup, connect};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/openai/deployments/prod/chat/completions"))
+        .and(query_param("api-version", "2024-10-21"))
+        .and(header("api-key", "k1"))
+        .respond_with(json_reply("azure_tool_calls.json"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/openai/v1/chat/completions"))
+        .and(bearer_token("entra"))
+        .respond_with(json_reply("azure_tool_calls.json"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let env = Env::from_pairs([
+        ("AZURE_OPENAI_ENDPOINT", uri.as_str()),
+        ("AZURE_OPENAI_API_KEY", "k1"),
+        ("AZURE_OPENAI_DEPLOYMENT", "prod"),
+    ]);
+    let model = connect(ModelSetup::default(), &env).await.unwrap();
+    assert_eq!(model.name(), "azure:prod");
+    model.complete(&request()).await.unwrap();
+    let env = Env::from_pairs([
+        ("AZURE_OPENAI_ENDPOINT", uri.as_str()),
+        ("AZURE_OPENAI_AD_TOKEN", "entra"),
+        ("AZURE_OPENAI_API_VERSION", "v1"),
+    ]);
+    let setup = ModelSetup {
+        spec: Some("azure:prod".into()),
+        ..ModelSetup::default()
+    };
+    connect(setup, &env)
+        .await
+        .unwrap()
+        .complete(&request())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn streaming_with_content_filter_chunks() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/openai/deployments/prod/chat/completions"))
+        .respond_with(sse_reply("azure_stream_text.sse"))
+        .mount(&server)
+        .await;
+    let config = OpenAiConfig::azure(
+        "prod",
+        server.uri(),
+        Auth::ApiKey(Secret::new("k")),
+        Some("2024-10-21".into()),
+    );
+    let deltas = Deltas::default();
+    let reply = OpenAiModel::new(config)
+        .unwrap()
+        .stream(&request(), &deltas.sink())
+        .await
+        .unwrap();
+    assert_eq!(reply.content.as_deref(), Some("47^0.23 is about 2.42."));
+    assert_eq!(deltas.text(), "47^0.23 is about 2.42.");
+    assert_eq!(reply.usage.total(), 69);
+    assert!(reply.extra.contains_key("prompt_filter_results"));
+}

@@ -188,3 +188,21 @@ async fn plain_json_answers_are_not_mistaken_for_tool_calls() {
         Some("{\"name\": \"Ada\", \"total\": 3}")
     );
 }
+
+#[tokio::test]
+async fn vllm_stream_with_a_tool_call_printed_in_content() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse_reply("vllm_stream_tool_call_in_content.sse"))
+        .mount(&server)
+        .await;
+    let reply = compatible(&server, "Qwen/Qwen2.5-7B-Instruct")
+        .stream(&request(), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(reply.content, None);
+    assert_eq!(reply.tool_calls.len(), 1);
+    assert_eq!(args(&reply.tool_calls[0]), json!({"expression": "2+2"}));
+    assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(reply.usage.total(), 330);
+}

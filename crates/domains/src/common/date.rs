@@ -63,7 +63,12 @@ pub fn current_date(clock: Clock) -> impl Tool {
                 let weekday = now.format("%A").to_string();
                 let time = now.format("%H:%M").to_string();
                 let offset = now.format("%:z").to_string();
-                Ok(ToolOutput::text(format!("{date} ({weekday}), {time} {zone} (UTC{offset})")).with_data(ToolData::Json {
+                let text = if zone.starts_with("UTC") {
+                    format!("{date} ({weekday}), {time} {zone}")
+                } else {
+                    format!("{date} ({weekday}), {time} {zone} (UTC{offset})")
+                };
+                Ok(ToolOutput::text(text).with_data(ToolData::Json {
                     value: json!({"date": date, "weekday": weekday, "time": time, "timezone": zone, "utc_offset": offset}),
                 }))
             }
@@ -81,10 +86,7 @@ mod tests {
     async fn fixed_clock_gives_date_weekday_and_zone() {
         let tool = current_date(Clock::parse("2026-11-21T09:30:00+01:00").unwrap());
         let out = tool.call(&ToolContext::default(), json!({})).await.unwrap();
-        assert_eq!(
-            out.content,
-            "2026-11-21 (Saturday), 09:30 UTC+01:00 (UTC+01:00)"
-        );
+        assert_eq!(out.content, "2026-11-21 (Saturday), 09:30 UTC+01:00");
         let day = Clock::parse("2026-02-28").unwrap().now().0;
         assert_eq!(day.format("%Y-%m-%d %H:%M").to_string(), "2026-02-28 12:00");
         assert!(Clock::parse("tomorrow").is_err());
@@ -96,6 +98,6 @@ mod tests {
             .call(&ToolContext::default(), json!({}))
             .await
             .unwrap();
-        assert!(out.content.contains("(UTC"), "{}", out.content);
+        assert!(out.content.contains("UTC"), "{}", out.content);
     }
 }

@@ -41,7 +41,11 @@ impl Accumulator {
             self.usage = Some(usage.to_usage());
         }
         for (k, v) in chunk.extra {
-            self.extra.entry(k).or_insert(v);
+            // Keep the first real value (Azure opens with a chunk of empty ids and names).
+            let blank = |v: &Value| v.is_null() || v.as_str() == Some("") || v.as_u64() == Some(0);
+            if self.extra.get(&k).is_none_or(blank) {
+                self.extra.insert(k, v);
+            }
         }
         for choice in chunk.choices {
             if let Some(reason) = choice

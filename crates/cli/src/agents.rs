@@ -1,0 +1,20 @@
+//! The agents the binary runs. Until the business tools arrive, the assistant has the common tools.
+
+use steward_core::{Agent, Limits, Toolbox};
+use steward_domains::common::{Clock, calculator, current_date};
+
+const ASSISTANT: &str = "You are Steward, an assistant that acts carefully on the user's behalf.
+- Call current_date whenever a date matters; never guess today's date.
+- Call calculator for every calculation; never do arithmetic in your head.
+- If information you need is missing, ask the user for it instead of guessing.
+- Answer briefly and plainly, and say what you did.";
+
+/// The default assistant.
+pub(crate) fn assistant(clock: Clock, limits: Limits) -> anyhow::Result<Agent> {
+    let tools = Toolbox::new()
+        .with(current_date(clock))?
+        .with(calculator())?;
+    Ok(Agent::new("assistant", ASSISTANT, tools)
+        .with_description("Answers questions with the date and a calculator.")
+        .with_limits(limits))
+}

@@ -1,0 +1,129 @@
+//! `steward chat`: a conversation in the terminal, with line editing and history.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use steward_core::{Outcome, Run, Runner};
+
+use crate::setup::{ModelArgs, clock};
+use crate::style::Style;
+use crate::trace::Trace;
+use crate::{agents, exit, session};
+
+/// Arguments of `steward chat`.
+#[derive(Args, Debug)]
+pub(crate) struct ChatArgs {
+    /// Start with the step trace on (toggle with /trace on|off).
+    #[arg(long)]
+    trace: bool,
+
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+const HELP: &str = "/reset        start a new conversation
+/trace on|off show or hide each step (thought, tool calls, observations)
+/help         this list
+/exit         leave (also Ctrl-D)";
+
+/// Runs `steward chat` until the user leaves.
+pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
+    let prices = args.model.prices()?;
+    let agent = Arc::new(agents::assistant(clock()?, args.model.limits())?);
+    let model = runtime.block_on(args.model.connect())?;
+    let trace = Arc::new(Trace::new(args.trace, model.name(), prices));
+    let runner = Runner::new(agent, model.clone()).with_observer(trace.clone());
+    let style = Style::stderr();
+    eprintln!(
+        "{} {}",
+        style.bold("steward chat"),
+        style.dim(&format!(
+            "· {} · /help for commands, /exit or Ctrl-D to leave",
+            model.name()
+        ))
+    );
+
+    let mut editor = DefaultEditor::new()?;
+    let history = history_file();
+    if let Some(path) = &history {
+        let _ = editor.load_history(path);
+    }
+    let mut conversation: Option<Run> = None;
+    loop {
+        let line = match editor.readline("› ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                eprintln!("{}", style.dim("(Ctrl-D or /exit to leave)"));
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let input = line.trim();
+        if input.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(input);
+        match input {
+            "/exit" | "/quit" => break,
+            "/help" => {
+                eprintln!("{HELP}");
+                continue;
+            }
+            "/reset" => {
+                conversation = None;
+                eprintln!("{}", style.dim("(new conversation)"));
+                continue;
+            }
+            "/trace on" | "/trace off" => {
+                trace.set_enabled(input == "/trace on");
+                eprintln!("{}", style.dim(&format!("(trace {})", &input[7..])));
+                continue;
+            }
+            command if command.starts_with('/') => {
+                eprintln!(
+                    "{} unknown command `{command}`\n{HELP}",
+                    style.error("error:")
+                );
+                continue;
+            }
+            _ => {}
+        }
+        let run = match conversation.as_mut() {
+            Some(run) => {
+                if let Err(e) = run.follow_up(input) {
+                    eprintln!("{} {e}", style.error("error:"));
+                    continue;
+                }
+                run
+            }
+            None => conversation.insert(runner.start(input)),
+        };
+        match runtime.block_on(session::drive(&runner, run)) {
+            Outcome::Answered { answer } => println!("{answer}"),
+            Outcome::Cancelled => eprintln!("{}", style.dim("(cancelled)")),
+            other => eprintln!("{} {other}", style.error("error:")),
+        }
+    }
+    if let Some(path) = &history {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.save_history(path);
+    }
+    Ok(exit::OK)
+}
+
+/// `$XDG_STATE_HOME/steward/history`, or `~/.local/state/steward/history`.
+fn history_file() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(state.join("steward").join("history"))
+}

@@ -1,0 +1,137 @@
+//! The flags every agent command shares: which model, how to drive it, limits, recording and prices.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use steward_core::{Limits, Model};
+use steward_domains::common::Clock;
+use steward_llm::{Env, HttpOptions, Mode, ModelSetup, PriceTable, RetryNotice};
+
+use crate::style::Style;
+
+/// How the model is driven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// Native tool calling (OpenAI, Anthropic, most local models).
+    Native,
+    /// ReAct with one JSON object per reply, for models without tool calling.
+    ReactJson,
+    /// ReAct with Thought / Action / Action Input lines.
+    ReactText,
+}
+
+/// Model and run settings.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ModelArgs {
+    /// The model: openai:<model>, azure:<deployment>, anthropic:<model>, ollama:<model>,
+    /// openai-compatible:<model>@<base-url> or replay:<file>. Without it, OPENAI_API_KEY, ANTHROPIC_API_KEY,
+    /// Azure settings or a local Ollama are used.
+    #[arg(
+        long,
+        env = "STEWARD_MODEL",
+        hide_env_values = true,
+        value_name = "SPEC"
+    )]
+    pub(crate) model: Option<String>,
+
+    /// How to drive the model.
+    #[arg(long, value_enum, default_value = "native")]
+    pub(crate) mode: ModeArg,
+
+    /// Save every model exchange of the run to FILE (JSON lines); replay it with --model replay:FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+
+    /// Most model calls per question.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub(crate) max_steps: u32,
+
+    /// Most tokens per question (input plus output).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<u64>,
+
+    /// Most seconds per question.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) time_limit: u64,
+
+    /// Model prices as JSON, {"model": {"input": 0.15, "output": 0.6}} in USD per million tokens, added to or
+    /// replacing the built-in table.
+    #[arg(
+        long,
+        env = "STEWARD_PRICES",
+        hide_env_values = true,
+        value_name = "FILE"
+    )]
+    pub(crate) prices: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The run limits.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_steps: self.max_steps.max(1),
+            max_tokens: self.max_tokens,
+            time_limit: Some(Duration::from_secs(self.time_limit.max(1))),
+        }
+    }
+
+    /// The price table.
+    pub(crate) fn prices(&self) -> anyhow::Result<PriceTable> {
+        let table = PriceTable::builtin();
+        match &self.prices {
+            None => Ok(table),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the price file {}", path.display()))?;
+                table
+                    .with_overrides(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            }
+        }
+    }
+
+    /// Chooses and builds the model; retries are reported on standard error as they happen.
+    pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
+        let style = Style::stderr();
+        let on_retry = Arc::new(move |n: &RetryNotice| {
+            eprintln!(
+                "{}",
+                style.warn(&format!(
+                    "  retrying {} in {:.1} s (attempt {}): {}",
+                    n.provider,
+                    n.delay.as_secs_f64(),
+                    n.attempt + 1,
+                    n.reason
+                ))
+            );
+        });
+        let setup = ModelSetup {
+            spec: self.model.clone(),
+            mode: match self.mode {
+                ModeArg::Native => Mode::Native,
+                ModeArg::ReactJson => Mode::ReactJson,
+                ModeArg::ReactText => Mode::ReactText,
+            },
+            record: self.record.clone(),
+            http: HttpOptions {
+                on_retry: Some(on_retry),
+                ..HttpOptions::default()
+            },
+        };
+        Ok(steward_llm::connect(setup, &Env::from_process()).await?)
+    }
+}
+
+/// The clock for `current_date`: `STEWARD_NOW` (a date or an RFC 3339 time) fixes it, for reproducible
+/// recordings; otherwise the system clock.
+pub(crate) fn clock() -> anyhow::Result<Clock> {
+    match std::env::var("STEWARD_NOW") {
+        Ok(text) if !text.trim().is_empty() => {
+            Clock::parse(&text).map_err(|e| anyhow::anyhow!("STEWARD_NOW: {e}"))
+        }
+        _ => Ok(Clock::System),
+    }
+}

@@ -1,0 +1,232 @@
+//! The terminal trace: each step's thought, tool calls with their arguments and observations, on standard
+//! error, and a spinner while the model or a tool works.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use steward_core::{Event, Observer, Outcome, Usage};
+use steward_llm::PriceTable;
+
+use crate::style::Style;
+
+/// Longest observation shown in the trace (the model may have seen more).
+const MAX_SHOWN: usize = 400;
+
+/// Renders run events on standard error.
+pub(crate) struct Trace {
+    enabled: AtomicBool,
+    spinner_enabled: bool,
+    style: Style,
+    model: String,
+    prices: PriceTable,
+    spinner: Mutex<Option<ProgressBar>>,
+}
+
+impl Trace {
+    /// A trace for runs of `model`; `enabled` prints the steps, the spinner shows whenever stderr is a terminal.
+    pub(crate) fn new(enabled: bool, model: &str, prices: PriceTable) -> Self {
+        Self {
+            enabled: AtomicBool::new(enabled),
+            spinner_enabled: std::io::stderr().is_terminal(),
+            style: Style::stderr(),
+            model: model.to_owned(),
+            prices,
+            spinner: Mutex::new(None),
+        }
+    }
+
+    /// Turns the step trace on or off.
+    pub(crate) fn set_enabled(&self, enabled: bool) {
+        self.enabled.store(enabled, Ordering::Relaxed);
+    }
+
+    fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// The cost of `usage`, formatted, or `cost unknown`.
+    pub(crate) fn cost(&self, usage: Usage) -> Option<f64> {
+        self.prices.cost(&self.model, usage)
+    }
+
+    fn spin(&self, message: String) {
+        if !self.spinner_enabled {
+            return;
+        }
+        let mut slot = self
+            .spinner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(bar) = slot.take() {
+            bar.finish_and_clear();
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            bar.set_style(style.tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ "));
+        }
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(100));
+        *slot = Some(bar);
+    }
+
+    fn stop(&self) {
+        let mut slot = self
+            .spinner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(bar) = slot.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn line(&self, text: String) {
+        if !self.enabled() {
+            return;
+        }
+        let slot = self
+            .spinner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match slot.as_ref() {
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// The summary line of a finished run.
+    pub(crate) fn summary(&self, outcome: &Outcome, usage: Usage, steps: u32) -> String {
+        let cost = match self.cost(usage) {
+            Some(c) => format!("${c:.4}"),
+            None => "cost unknown".to_owned(),
+        };
+        let what = match outcome {
+            Outcome::Answered { .. } => self.style.good("answered"),
+            other => self.style.error(&other.to_string()),
+        };
+        format!(
+            "{what} {}",
+            self.style.dim(&format!(
+                "· {steps} step{} · {} tokens ({} in, {} out) · {cost}",
+                if steps == 1 { "" } else { "s" },
+                usage.total(),
+                usage.input_tokens,
+                usage.output_tokens
+            ))
+        )
+    }
+}
+
+impl Observer for Trace {
+    fn on_event(&self, event: &Event) {
+        let s = self.style;
+        match event {
+            Event::ModelRequest { step, .. } => self.spin(format!("thinking (step {step})")),
+            Event::ModelResponse {
+                step,
+                content,
+                tool_calls,
+                usage,
+                duration_ms,
+                ..
+            } => {
+                self.stop();
+                self.line(s.bold(&format!(
+                    "step {step} · {} · {:.1} s · {} in / {} out tokens",
+                    self.model,
+                    *duration_ms as f64 / 1000.0,
+                    usage.input_tokens,
+                    usage.output_tokens
+                )));
+                if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty())
+                    && !tool_calls.is_empty()
+                {
+                    self.line(format!("  {} {}", s.dim("thought"), one_line(text)));
+                }
+            }
+            Event::ToolCall { call, .. } => {
+                self.line(format!(
+                    "  {} {} {}",
+                    s.call("call"),
+                    s.bold(&call.name),
+                    call.arguments
+                ));
+                self.spin(format!("running {}", call.name));
+            }
+            Event::ValidationError {
+                call, rejection, ..
+            } => {
+                self.line(format!(
+                    "  {} {} {}",
+                    s.error("invalid"),
+                    s.bold(&call.name),
+                    one_line(&call.arguments)
+                ));
+                self.line(format!(
+                    "  {} {}",
+                    s.dim("  ->"),
+                    shown(&rejection.observation)
+                ));
+            }
+            Event::ToolDenied { call, reason, .. } => {
+                self.line(format!(
+                    "  {} {}: {reason}",
+                    s.error("denied"),
+                    s.bold(&call.name)
+                ));
+            }
+            Event::ToolResult {
+                tool,
+                content,
+                is_error,
+                diagnostic,
+                ..
+            } => {
+                self.stop();
+                let label = if *is_error {
+                    s.error("failed")
+                } else {
+                    s.dim("result")
+                };
+                self.line(format!("  {label} {tool}: {}", shown(content)));
+                if let Some(d) = diagnostic {
+                    self.line(format!("  {} {d}", s.warn("diagnostic")));
+                }
+            }
+            Event::ApprovalRequested { call, reason, .. } => {
+                self.stop();
+                self.line(format!(
+                    "  {} {}: {reason}",
+                    s.warn("approval needed"),
+                    s.bold(&call.name)
+                ));
+            }
+            Event::Finished {
+                outcome,
+                usage,
+                steps,
+                ..
+            } => {
+                self.stop();
+                self.line(self.summary(outcome, *usage, *steps));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn shown(text: &str) -> String {
+    let flat = one_line(text);
+    if flat.chars().count() <= MAX_SHOWN {
+        flat
+    } else {
+        let head: String = flat.chars().take(MAX_SHOWN).collect();
+        format!("{head}… ({} characters)", text.chars().count())
+    }
+}

@@ -1,0 +1,105 @@
+//! Running the `steward` binary against a local OpenAI-compatible mock server.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Plays responses in order; the last one repeats.
+pub struct Sequence(Mutex<VecDeque<ResponseTemplate>>);
+
+impl Respond for Sequence {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        let mut queue = self.0.lock().unwrap();
+        if queue.len() > 1 {
+            queue.pop_front().unwrap()
+        } else {
+            queue.front().cloned().unwrap()
+        }
+    }
+}
+
+/// An OpenAI chat completion calling one tool.
+pub fn tool_reply(id: &str, name: &str, arguments: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-t", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 150, "completion_tokens": 20, "total_tokens": 170}
+    }))
+}
+
+/// An OpenAI chat completion with text.
+pub fn text_reply(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-a", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 15, "total_tokens": 215}
+    }))
+}
+
+/// A mock OpenAI endpoint playing `replies` in order.
+pub async fn mock_openai(replies: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Sequence(Mutex::new(replies.into())))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The bodies of the requests the server received.
+pub async fn bodies(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+/// Runs `steward` with a clean environment plus `env`, feeding `stdin`.
+pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_steward"));
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env("NO_COLOR", "1")
+        .env("STEWARD_NOW", "2026-11-21T09:30:00+01:00")
+        // No Ollama is ever picked up by accident.
+        .env("OLLAMA_HOST", "127.0.0.1:9")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("run steward");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
