@@ -84,14 +84,6 @@ impl AnthropicModel {
             http: Http::new("anthropic", config.http, vec![config.key])?,
         })
     }
-
-    fn body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
-        let body = request_body(&self.model, request, stream);
-        serde_json::to_vec(&body).map_err(|e| {
-            self.http
-                .invalid(format!("could not encode the request: {e}"))
-        })
-    }
 }
 
 #[async_trait]
@@ -110,8 +102,8 @@ impl Model for AnthropicModel {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, false)?;
-        let response = self.http.post(&self.url, &self.headers, body).await?;
+        let body = request_body(&self.model, request, false);
+        let response = self.http.post(&self.url, &self.headers, &body).await?;
         let bytes = self.http.body(response).await?;
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             self.http.invalid(format!(
@@ -127,8 +119,8 @@ impl Model for AnthropicModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, true)?;
-        let mut response = self.http.post(&self.url, &self.headers, body).await?;
+        let body = request_body(&self.model, request, true);
+        let mut response = self.http.post(&self.url, &self.headers, &body).await?;
         let mut parser = SseParser::default();
         let mut acc = StreamState::default();
         loop {

@@ -173,9 +173,11 @@ impl Http {
         &self,
         url: &str,
         headers: &HeaderMap,
-        body: Vec<u8>,
+        body: &Value,
     ) -> Result<Response, ModelError> {
-        let body = Bytes::from(body);
+        let body = serde_json::to_vec(body)
+            .map(Bytes::from)
+            .map_err(|e| self.invalid(format!("could not encode the request: {e}")))?;
         let retry = self.options.retry;
         let mut attempt = 0u32;
         loop {

@@ -220,14 +220,6 @@ impl OpenAiModel {
         })
     }
 
-    fn body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
-        let body = wire::request_body(&self.model, request, self.dialect, stream);
-        serde_json::to_vec(&body).map_err(|e| {
-            self.http
-                .invalid(format!("could not encode the request: {e}"))
-        })
-    }
-
     fn parse(&self, bytes: &[u8], request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let completion: Completion = serde_json::from_slice(bytes).map_err(|e| {
             self.http.invalid(format!(
@@ -250,8 +242,8 @@ impl Model for OpenAiModel {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, false)?;
-        let response = self.http.post(&self.url, &self.headers, body).await?;
+        let body = wire::request_body(&self.model, request, self.dialect, false);
+        let response = self.http.post(&self.url, &self.headers, &body).await?;
         let bytes = self.http.body(response).await?;
         self.parse(&bytes, request)
     }
@@ -261,8 +253,8 @@ impl Model for OpenAiModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, true)?;
-        let mut response = self.http.post(&self.url, &self.headers, body).await?;
+        let body = wire::request_body(&self.model, request, self.dialect, true);
+        let mut response = self.http.post(&self.url, &self.headers, &body).await?;
         let is_sse = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
