@@ -1,0 +1,84 @@
+//! SQL dialects: how each engine is parsed, quoted and named.
+
+use serde::{Deserialize, Serialize};
+
+/// The SQL dialect of an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Dialect {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL and MariaDB.
+    Mysql,
+}
+
+impl Dialect {
+    /// Parses `sqlite`, `postgres` (or `postgresql`, `pg`) and `mysql` (or `mariadb`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "sqlite" | "sqlite3" => Some(Self::Sqlite),
+            "postgres" | "postgresql" | "pg" => Some(Self::Postgres),
+            "mysql" | "mariadb" => Some(Self::Mysql),
+            _ => None,
+        }
+    }
+
+    /// The dialect's name as the model should read it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "SQLite",
+            Self::Postgres => "PostgreSQL",
+            Self::Mysql => "MySQL/MariaDB",
+        }
+    }
+
+    /// The sqlparser dialect.
+    pub(crate) fn parser(self) -> Box<dyn sqlparser::dialect::Dialect> {
+        match self {
+            Self::Sqlite => Box::new(sqlparser::dialect::SQLiteDialect {}),
+            Self::Postgres => Box::new(sqlparser::dialect::PostgreSqlDialect {}),
+            Self::Mysql => Box::new(sqlparser::dialect::MySqlDialect {}),
+        }
+    }
+
+    /// Quotes an identifier.
+    pub fn quote(self, ident: &str) -> String {
+        match self {
+            Self::Mysql => format!("`{}`", ident.replace('`', "``")),
+            _ => format!("\"{}\"", ident.replace('"', "\"\"")),
+        }
+    }
+
+    /// Quotes a table name as the catalog writes it: PostgreSQL names outside the current schema are
+    /// `schema.table`, and each part is quoted.
+    pub fn quote_table(self, name: &str) -> String {
+        match (self, name.split_once('.')) {
+            (Self::Postgres, Some((schema, table))) => {
+                format!("{}.{}", self.quote(schema), self.quote(table))
+            }
+            _ => self.quote(name),
+        }
+    }
+
+    /// The placeholder for the `n`th (1-based) bound parameter.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Self::Postgres => format!("${n}"),
+            Self::Sqlite => format!("?{n}"),
+            Self::Mysql => "?".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+            Self::Mysql => "mysql",
+        })
+    }
+}

@@ -1,0 +1,37 @@
+//! # steward-sql
+//!
+//! Databases for Steward agents: connect to any SQL database by URL, read its catalog quickly, build a
+//! compact schema context for a question, check SQL with a guard, run it read-only with caps, and the SQL tools
+//! and text-to-SQL agent that use all of it.
+//!
+//! ```no_run
+//! use steward_sql::{Database, Guard, QueryLimits, schema_context};
+//! # async fn demo() -> Result<(), steward_sql::SqlError> {
+//! let db = Database::connect("sqlite://chinook.sqlite").await?;
+//! let catalog = db.catalog().await?;
+//! let context = schema_context(&catalog, Some("Which artists have the most albums?"), 1_000);
+//! let guard = Guard::new(db.dialect());
+//! assert!(!guard.check("DELETE FROM Album").allowed);
+//! let rows = db.query(&guard, "SELECT Name FROM Artist LIMIT 3", &QueryLimits::default()).await?;
+//! println!("{}\n{}", context.text, rows.to_text());
+//! # Ok(()) }
+//! ```
+
+mod catalog;
+mod context;
+mod database;
+mod dialect;
+mod enrich;
+mod error;
+mod execute;
+mod guard;
+
+pub use catalog::{
+    Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
+};
+pub use context::{SchemaContext, schema_context};
+pub use database::{Database, redact_url};
+pub use dialect::Dialect;
+pub use error::SqlError;
+pub use execute::{Param, QueryLimits, QueryResult, ResultColumn, cell_text};
+pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
