@@ -107,6 +107,23 @@ pub fn schema_context(catalog: &Catalog, question: Option<&str>, budget: usize) 
     }
 }
 
+/// The full description of some tables (all columns, keys, samples) and the joins between them.
+pub fn describe_tables(catalog: &Catalog, tables: &[&Table]) -> String {
+    let mut text: String = tables
+        .iter()
+        .map(|t| render_table(catalog.dialect, t, None))
+        .collect();
+    let indexes: Vec<usize> = catalog
+        .tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| tables.iter().any(|w| w.name == t.name))
+        .map(|(i, _)| i)
+        .collect();
+    text.push_str(&join_hints(catalog, &indexes));
+    text
+}
+
 /// The tables relevant to a question, best first, with the tables that connect them; then the others. The
 /// second value is how many are relevant.
 fn ranked(catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {

@@ -9,13 +9,31 @@ const MAX_SUGGESTIONS: usize = 3;
 const MAX_LISTED: usize = 30;
 
 /// The error message, with what would fix it appended when it can be found.
-pub(crate) fn explain(message: &str, catalog: Option<&Catalog>, tables: &[String]) -> String {
+pub(crate) fn explain(
+    message: &str,
+    catalog: Option<&Catalog>,
+    tables: &[String],
+    aliases: &[(String, String)],
+) -> String {
     let Some(catalog) = catalog else {
         return message.to_owned();
     };
     let used: Vec<&Table> = tables.iter().filter_map(|t| catalog.table(t)).collect();
     if let Some(name) = unknown_column(message) {
-        return format!("{message}. {}", column_hint(&name, catalog, &used));
+        // `g.Nme`: look in the table `g` stands for.
+        let scope: Vec<&Table> = match name.rsplit_once('.') {
+            Some((qualifier, _)) => {
+                let target = aliases
+                    .iter()
+                    .find(|(alias, _)| alias.eq_ignore_ascii_case(qualifier))
+                    .map_or(qualifier, |(_, table)| table.as_str());
+                catalog
+                    .table(target)
+                    .map_or_else(|| used.clone(), |t| vec![t])
+            }
+            None => used.clone(),
+        };
+        return format!("{message}. {}", column_hint(&name, catalog, &scope));
     }
     if let Some(name) = unknown_table(message) {
         return format!("{message}. {}", table_hint(&name, catalog));
@@ -221,7 +239,12 @@ mod tests {
             "column o.custmer_id does not exist",
             "Unknown column 'o.custmer_id' in 'field list'",
         ] {
-            let out = explain(message, Some(&catalog()), &used);
+            let out = explain(
+                message,
+                Some(&catalog()),
+                &used,
+                &[("o".into(), "orders".into())],
+            );
             assert!(
                 out.contains("did you mean orders.customer_id?"),
                 "{message} -> {out}"
@@ -239,17 +262,26 @@ mod tests {
             "relation \"custmers\" does not exist",
             Some(&catalog()),
             &[],
+            &[],
         );
         assert!(out.contains("did you mean customers?"), "{out}");
         assert!(out.contains("Tables: customers, orders."), "{out}");
-        let out = explain("Table 'test.ordres' doesn't exist", Some(&catalog()), &[]);
+        let out = explain(
+            "Table 'test.ordres' doesn't exist",
+            Some(&catalog()),
+            &[],
+            &[],
+        );
         assert!(out.contains("did you mean orders?"), "{out}");
         let used = vec!["orders".to_owned(), "customers".to_owned()];
-        let out = explain("ambiguous column name: id", Some(&catalog()), &used);
+        let out = explain("ambiguous column name: id", Some(&catalog()), &used, &[]);
         assert!(
             out.ends_with("Qualify it with its table: orders.id or customers.id."),
             "{out}"
         );
-        assert_eq!(explain("disk full", Some(&catalog()), &used), "disk full");
+        assert_eq!(
+            explain("disk full", Some(&catalog()), &used, &[]),
+            "disk full"
+        );
     }
 }

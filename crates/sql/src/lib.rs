@@ -25,13 +25,18 @@ mod enrich;
 mod error;
 mod execute;
 mod guard;
+mod tools;
 
 pub use catalog::{
     Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
 };
-pub use context::{SchemaContext, schema_context};
+pub use context::{SchemaContext, describe_tables, schema_context};
 pub use database::{Database, redact_url};
 pub use dialect::Dialect;
 pub use error::SqlError;
 pub use execute::{Param, QueryLimits, QueryResult, ResultColumn, cell_text};
 pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
+pub use tools::{
+    AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
+    TextToSql,
+};

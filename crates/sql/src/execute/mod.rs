@@ -117,6 +117,17 @@ impl Database {
         sql: &str,
         limits: &QueryLimits,
     ) -> Result<QueryResult, SqlError> {
+        self.query_with(guard, sql, &[], limits).await
+    }
+
+    /// [`Database::query`] with bound parameters.
+    pub async fn query_with(
+        &self,
+        guard: &Guard,
+        sql: &str,
+        params: &[Param],
+        limits: &QueryLimits,
+    ) -> Result<QueryResult, SqlError> {
         let verdict = guard.check(sql);
         if !verdict.allowed {
             return Err(SqlError::Refused(verdict.explanation()));
@@ -125,7 +136,7 @@ impl Database {
             .parse_one(sql)
             .and_then(|statement| limit::cap(statement, limits.max_rows + 1));
         let result = self
-            .query_read_only(capped.as_deref().unwrap_or(sql), &[], limits)
+            .query_read_only(capped.as_deref().unwrap_or(sql), params, limits)
             .await;
         match result {
             Err(SqlError::Query(message)) => {
@@ -134,6 +145,7 @@ impl Database {
                     &message,
                     catalog.as_deref(),
                     &verdict.tables,
+                    &verdict.aliases,
                 )))
             }
             other => other,

@@ -70,6 +70,9 @@ pub struct Verdict {
     pub reasons: Vec<Reason>,
     /// The tables it reads (CTE names excluded), as written.
     pub tables: Vec<String>,
+    /// Table aliases as (alias, table), for explaining errors.
+    #[serde(skip)]
+    pub aliases: Vec<(String, String)>,
 }
 
 impl Verdict {
@@ -183,7 +186,9 @@ impl Guard {
         reasons.append(&mut walker.reasons);
         let tables = walker.tables();
         self.check_policy(&tables, &walker, &mut reasons);
-        verdict(class, reasons, tables)
+        let mut result = verdict(class, reasons, tables);
+        result.aliases = std::mem::take(&mut walker.aliased);
+        result
     }
 
     fn check_policy(&self, tables: &[String], walker: &Walker, reasons: &mut Vec<Reason>) {
@@ -252,6 +257,7 @@ fn verdict(class: StatementClass, reasons: Vec<Reason>, tables: Vec<String>) -> 
         class,
         reasons,
         tables,
+        aliases: Vec::new(),
     }
 }
 
@@ -427,6 +433,7 @@ struct Walker {
     ctes: BTreeSet<String>,
     columns: BTreeSet<String>,
     aliases: BTreeSet<String>,
+    aliased: Vec<(String, String)>,
     wildcard: bool,
 }
 
@@ -441,6 +448,7 @@ impl Walker {
             ctes: BTreeSet::new(),
             columns: BTreeSet::new(),
             aliases: BTreeSet::new(),
+            aliased: Vec::new(),
             wildcard: false,
         }
     }
@@ -545,6 +553,14 @@ impl Visitor for Walker {
                 ..
             }
             | TableFactor::Function { name, .. } => self.function(name),
+            TableFactor::Table {
+                name,
+                alias: Some(alias),
+                ..
+            } => {
+                self.aliased
+                    .push((alias.name.value.clone(), object_name(name)));
+            }
             TableFactor::Derived {
                 alias: Some(alias), ..
             } => {
@@ -699,6 +715,21 @@ mod tests {
             assert!(v.has(code), "{sql}: expected {code}, got {:?}", v.reasons);
             assert_eq!(v.class, *class, "{sql}");
         }
+    }
+
+    #[test]
+    fn aliases_are_collected() {
+        let v = check(
+            Dialect::Sqlite,
+            "SELECT COUNT(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Nme = 'Rock'",
+        );
+        assert_eq!(
+            v.aliases,
+            vec![
+                ("t".to_owned(), "Track".to_owned()),
+                ("g".to_owned(), "Genre".to_owned())
+            ]
+        );
     }
 
     #[test]

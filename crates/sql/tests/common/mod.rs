@@ -139,6 +139,12 @@ async fn fresh(admin_url: &str, script: &str, mysql: bool) -> Result<String, Str
         .unwrap();
     let db = Database::connect(&url).await.map_err(|e| e.to_string())?;
     db.execute_script(script).await.map_err(|e| e.to_string())?;
+    // Statistics, as a live database has them (row estimates).
+    if !mysql {
+        db.execute_script("ANALYZE")
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     db.close().await;
     Ok(url)
 }

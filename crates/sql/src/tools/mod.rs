@@ -1,0 +1,137 @@
+//! The SQL tools an agent uses on a database: `list_tables`, `describe_tables`, `run_sql` (guarded),
+//! `query_table` (structured: table and columns offered as enums from the catalog, typed filters), and
+//! `ask_database`, the text-to-SQL sub-agent.
+
+mod ask_database;
+mod catalog_tools;
+mod query_table;
+mod run_sql;
+
+use std::sync::Arc;
+
+use steward_core::{Model, Tool, ToolData, ToolError};
+
+use crate::catalog::Catalog;
+use crate::context::schema_context;
+use crate::database::Database;
+use crate::error::SqlError;
+use crate::execute::{QueryLimits, QueryResult};
+use crate::guard::{Guard, GuardPolicy};
+
+pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
+pub use catalog_tools::{DescribeTablesArgs, ListTablesArgs};
+pub use run_sql::RunSqlArgs;
+
+/// Everything the SQL tools share: the database, its catalog, the guard and the limits.
+#[derive(Debug)]
+pub struct SqlToolkit {
+    pub(crate) db: Arc<Database>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) guard: Guard,
+    pub(crate) limits: QueryLimits,
+}
+
+impl SqlToolkit {
+    /// A toolkit over `db`; reads its catalog.
+    pub async fn new(db: Arc<Database>) -> Result<Arc<Self>, SqlError> {
+        Self::with_policy(db, GuardPolicy::default(), QueryLimits::default()).await
+    }
+
+    /// A toolkit with table and column allowlists and query limits.
+    pub async fn with_policy(
+        db: Arc<Database>,
+        policy: GuardPolicy,
+        limits: QueryLimits,
+    ) -> Result<Arc<Self>, SqlError> {
+        let catalog = db.catalog().await?;
+        let mut catalog = (*catalog).clone();
+        // Tables outside the allowlist are not shown either.
+        if let Some(allowed) = &policy.tables {
+            catalog
+                .tables
+                .retain(|t| allowed.iter().any(|a| a.eq_ignore_ascii_case(&t.name)));
+        }
+        Ok(Arc::new(Self {
+            guard: Guard::new(db.dialect()).with_policy(policy),
+            db,
+            catalog: Arc::new(catalog),
+            limits,
+        }))
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    /// The catalog the tools offer.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The guard.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// `list_tables`, `describe_tables`, `query_table` and `run_sql`.
+    pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(catalog_tools::list_tables(self.clone())),
+            Arc::new(catalog_tools::describe_tables(self.clone())),
+            Arc::new(query_table::QueryTable::new(self.clone())),
+            Arc::new(run_sql::run_sql(self.clone())),
+        ]
+    }
+
+    /// `ask_database`, answering questions with its own model calls.
+    pub fn ask_database(self: &Arc<Self>, model: Arc<dyn Model>) -> TextToSql {
+        TextToSql::new(self.clone(), model)
+    }
+
+    /// Instructions for an agent that answers questions over this database; with a question, the schema
+    /// context relevant to it is included so the first query can be right.
+    pub fn analyst_instructions(&self, question: Option<&str>, budget: usize) -> String {
+        let context = schema_context(&self.catalog, question, budget);
+        format!(
+            "You are a careful data analyst answering questions over a {dialect} database.
+- Look before you query: use the schema below, and describe_tables for tables it does not show.
+- Prefer query_table for simple lookups; use run_sql for joins and aggregates. Only SELECT queries run.
+- Use only tables and columns that exist; quote identifiers exactly as the schema writes them.
+- If a query fails, read the error: it names the closest existing tables and columns. Fix the query and try again.
+- Never invent numbers: every figure in your answer comes from a query result. Say which query you ran.
+- If the question is ambiguous or the data cannot answer it, say so and ask.
+
+Schema{note}:
+{text}",
+            dialect = self.db.dialect().name(),
+            note = if question.is_some() { " (the tables most relevant to the question first)" } else { "" },
+            text = context.text
+        )
+    }
+}
+
+/// A query result as tool output: the text table for the model, the rows as data for UIs.
+pub(crate) fn table_output(result: &QueryResult, preface: &str) -> steward_core::ToolOutput {
+    let text = if preface.is_empty() {
+        result.to_text()
+    } else {
+        format!("{preface}\n{}", result.to_text())
+    };
+    steward_core::ToolOutput::text(text).with_data(ToolData::Table {
+        columns: result.columns.iter().map(|c| c.name.clone()).collect(),
+        rows: result.rows.clone(),
+        truncated: result.truncated,
+    })
+}
+
+/// A database error as a tool error the model can act on.
+pub(crate) fn tool_error(error: SqlError) -> ToolError {
+    match error {
+        SqlError::Connect(m) | SqlError::Catalog(m) => {
+            ToolError::new("The database could not be reached or read; tell the user the data is unavailable right now.")
+                .with_diagnostic(m)
+        }
+        other => ToolError::new(other.to_string()),
+    }
+}
