@@ -27,6 +27,10 @@ pub(crate) struct AskArgs {
     #[arg(long)]
     json: bool,
 
+    /// Answer over this database with the analyst (SQL tools): sqlite://path, postgres://…, mysql://…
+    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    db: Option<String>,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -47,7 +51,14 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         anyhow::bail!("the question is empty");
     }
     let prices = args.model.prices()?;
-    let agent = agents::assistant(clock()?, args.model.limits())?;
+    let agent = match &args.db {
+        Some(url) => {
+            let (db, _) = crate::db::open(url).await?;
+            let kit = steward_sql::SqlToolkit::new(db).await?;
+            agents::analyst(&kit, Some(question), clock()?, args.model.limits())?
+        }
+        None => agents::assistant(clock()?, args.model.limits())?,
+    };
     let model = args.model.connect().await?;
     let model_name = model.name().to_owned();
     let trace = Arc::new(Trace::new(args.trace, &model_name, prices));

@@ -20,6 +20,10 @@ pub(crate) struct ChatArgs {
     #[arg(long)]
     trace: bool,
 
+    /// Talk about this database with the analyst (SQL tools): sqlite://path, postgres://…, mysql://…
+    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    db: Option<String>,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -32,7 +36,14 @@ const HELP: &str = "/reset        start a new conversation
 /// Runs `steward chat` until the user leaves.
 pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let prices = args.model.prices()?;
-    let agent = Arc::new(agents::assistant(clock()?, args.model.limits())?);
+    let agent = Arc::new(match &args.db {
+        Some(url) => runtime.block_on(async {
+            let (db, _) = crate::db::open(url).await?;
+            let kit = steward_sql::SqlToolkit::new(db).await?;
+            agents::analyst(&kit, None, clock()?, args.model.limits())
+        })?,
+        None => agents::assistant(clock()?, args.model.limits())?,
+    });
     let model = runtime.block_on(args.model.connect())?;
     let trace = Arc::new(Trace::new(args.trace, model.name(), prices));
     let runner = Runner::new(agent, model.clone()).with_observer(trace.clone());

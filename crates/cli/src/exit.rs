@@ -12,11 +12,13 @@ pub(crate) const MODEL_FAILED: u8 = 3;
 pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Shown under `--help`.
-pub(crate) const HELP: &str = "Exit codes: 0 answered, 1 stopped by a step, token or time limit, \
-2 bad usage or configuration, 3 the model or provider failed, 130 interrupted.";
+pub(crate) const HELP: &str = "Exit codes: 0 answered (sql: allowed, or rows returned), 1 stopped by a step, token or \
+time limit (sql: refused or the query failed), 2 bad usage or configuration (a model, a database URL), 3 the model or \
+provider failed, 130 interrupted.";
 
 /// The exit code for an error that ended a command before or outside a run.
 pub(crate) fn code_for(error: &anyhow::Error) -> u8 {
+    // Database errors before a run (a bad URL, an unreachable server) are configuration errors too.
     match error.downcast_ref::<steward_llm::Error>() {
         Some(steward_llm::Error::Model(_)) => MODEL_FAILED,
         _ => USAGE,

@@ -3,9 +3,12 @@
 mod agents;
 mod ask;
 mod chat;
+mod db;
 mod exit;
+mod schema;
 mod session;
 mod setup;
+mod sql;
 mod style;
 mod trace;
 
@@ -29,6 +32,11 @@ enum Command {
     Ask(ask::AskArgs),
     /// Talk with the assistant in a terminal session.
     Chat(chat::ChatArgs),
+    /// Show the schema context a model gets for a database (and a question).
+    Schema(schema::SchemaArgs),
+    /// Check SQL with the read-only guard, or run it read-only.
+    #[command(subcommand)]
+    Sql(sql::SqlCommand),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +54,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ask(args) => runtime.block_on(ask::run(args)),
         Command::Chat(args) => chat::run(args, &runtime),
+        Command::Schema(args) => runtime.block_on(schema::run(args)),
+        Command::Sql(command) => runtime.block_on(sql::run(command)),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -428,11 +428,7 @@ fn render_table(dialect: Dialect, table: &Table, focus: Option<&BTreeSet<String>
                 .collect();
             comment.push(format!("e.g. {}", quoted.join(", ")));
         }
-        if !comment.is_empty() {
-            line.push_str(" -- ");
-            line.push_str(&comment.join("; "));
-        }
-        lines.push(line);
+        lines.push((line, comment.join("; ")));
     }
     if table.primary_key.len() > 1 {
         let cols: Vec<String> = table
@@ -440,23 +436,41 @@ fn render_table(dialect: Dialect, table: &Table, focus: Option<&BTreeSet<String>
             .iter()
             .map(|c| ident(dialect, c))
             .collect();
-        lines.push(format!("  PRIMARY KEY ({})", cols.join(", ")));
+        lines.push((
+            format!("  PRIMARY KEY ({})", cols.join(", ")),
+            String::new(),
+        ));
     }
     for fk in table.foreign_keys.iter().filter(|fk| fk.columns.len() > 1) {
         let cols: Vec<String> = fk.columns.iter().map(|c| ident(dialect, c)).collect();
         let refs: Vec<String> = fk.referenced.iter().map(|c| ident(dialect, c)).collect();
-        lines.push(format!(
-            "  FOREIGN KEY ({}) REFERENCES {}({})",
-            cols.join(", "),
-            table_ident(dialect, &fk.table),
-            refs.join(", ")
+        lines.push((
+            format!(
+                "  FOREIGN KEY ({}) REFERENCES {}({})",
+                cols.join(", "),
+                table_ident(dialect, &fk.table),
+                refs.join(", ")
+            ),
+            String::new(),
         ));
     }
-    if hidden > 0 {
-        lines.push(format!("  -- … {hidden} more columns"));
+    // The comma goes before a column's comment, never inside it.
+    let last = lines.len().saturating_sub(1);
+    for (i, (line, comment)) in lines.iter().enumerate() {
+        out.push_str(line);
+        if i < last {
+            out.push(',');
+        }
+        if !comment.is_empty() {
+            out.push_str(" -- ");
+            out.push_str(comment);
+        }
+        out.push('\n');
     }
-    out.push_str(&lines.join(",\n"));
-    out.push_str("\n);\n");
+    if hidden > 0 {
+        out.push_str(&format!("  -- … {hidden} more columns\n"));
+    }
+    out.push_str(");\n");
     out
 }
 

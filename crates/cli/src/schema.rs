@@ -1,0 +1,47 @@
+//! `steward schema`: the schema context a model would get, for the whole database or for a question.
+
+use clap::Args;
+use steward_sql::schema_context;
+
+use crate::{db, exit};
+
+/// Arguments of `steward schema`.
+#[derive(Args, Debug)]
+pub(crate) struct SchemaArgs {
+    /// The database: sqlite://path, postgres://user@host/db, mysql://user@host/db (or a path to a SQLite file).
+    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    db: String,
+
+    /// Rank tables for this question and put the relevant ones (and those joining them) first.
+    #[arg(long, value_name = "Q")]
+    question: Option<String>,
+
+    /// Most tokens of context.
+    #[arg(long, default_value_t = 1000, value_name = "TOKENS")]
+    budget: usize,
+
+    /// Print {"tables": [...], "tokens": N, "text": "..."}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `steward schema`.
+pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
+    let (_db, catalog) = db::open(&args.db).await?;
+    let context = schema_context(&catalog, args.question.as_deref(), args.budget);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&context)?);
+    } else {
+        print!("{}", context.text);
+        eprintln!(
+            "{}",
+            crate::style::Style::stderr().dim(&format!(
+                "-- {} of {} tables, ~{} tokens",
+                context.tables.len(),
+                catalog.tables.len(),
+                context.tokens
+            ))
+        );
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,253 @@
+//! `steward sql check` and `steward sql run`.
+
+use std::io::Read;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError, cell_text};
+
+use crate::style::Style;
+use crate::{db, exit};
+
+/// `steward sql …`
+#[derive(Subcommand, Debug)]
+pub(crate) enum SqlCommand {
+    /// Check SQL with the read-only guard; exit code 0 when allowed, 1 when refused.
+    Check(CheckArgs),
+    /// Check and run SQL read-only; exit code 0 with rows, 1 when refused or failed.
+    Run(RunArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DialectArg {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+/// Arguments of `steward sql check`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The SQL dialect.
+    #[arg(long, value_enum)]
+    dialect: DialectArg,
+
+    /// Print {"allowed", "class", "reasons", "tables"}.
+    #[arg(long)]
+    json: bool,
+
+    /// The SQL; `-` reads it from standard input.
+    sql: String,
+}
+
+/// Arguments of `steward sql run`.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The database URL (or a path to a SQLite file).
+    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    db: String,
+
+    /// Most rows returned.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    max_rows: usize,
+
+    /// Most seconds the query may run.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    timeout: u64,
+
+    /// Print {"columns", "rows", "truncated"}.
+    #[arg(long)]
+    json: bool,
+
+    /// The SQL; `-` reads it from standard input.
+    sql: String,
+}
+
+/// Exit code when the guard refused the SQL or the query failed.
+const REFUSED: u8 = 1;
+
+fn read_sql(arg: &str) -> anyhow::Result<String> {
+    if arg == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the SQL from standard input")?;
+        Ok(text)
+    } else {
+        Ok(arg.to_owned())
+    }
+}
+
+/// Runs `steward sql …`.
+pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
+    match command {
+        SqlCommand::Check(args) => check(args),
+        SqlCommand::Run(args) => run_sql(args).await,
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<u8> {
+    let dialect = match args.dialect {
+        DialectArg::Sqlite => Dialect::Sqlite,
+        DialectArg::Postgres => Dialect::Postgres,
+        DialectArg::Mysql => Dialect::Mysql,
+    };
+    let sql = read_sql(&args.sql)?;
+    let verdict = Guard::new(dialect).check(&sql);
+    if args.json {
+        let reasons: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
+        let codes: Vec<&str> = verdict.reasons.iter().map(|r| r.code.as_str()).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "allowed": verdict.allowed,
+                "class": verdict.class,
+                "reasons": reasons,
+                "codes": codes,
+                "tables": verdict.tables,
+            }))?
+        );
+    } else {
+        let style = Style::stderr();
+        let class = serde_json::to_value(verdict.class)?
+            .as_str()
+            .unwrap_or("other")
+            .to_owned();
+        if verdict.allowed {
+            println!(
+                "allowed ({class}); tables: {}",
+                if verdict.tables.is_empty() {
+                    "none".to_owned()
+                } else {
+                    verdict.tables.join(", ")
+                }
+            );
+        } else {
+            println!("{} ({class})", style.error("refused"));
+            for reason in &verdict.reasons {
+                println!("- {} [{}]", reason.message, reason.code);
+            }
+        }
+    }
+    Ok(if verdict.allowed { exit::OK } else { REFUSED })
+}
+
+async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
+    let sql = read_sql(&args.sql)?;
+    let (db, _) = db::open(&args.db).await?;
+    let guard = Guard::new(db.dialect());
+    let limits = QueryLimits {
+        max_rows: args.max_rows.max(1),
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        ..QueryLimits::default()
+    };
+    let bar = db::spinner("running the query");
+    let result = db.query(&guard, &sql, &limits).await;
+    bar.finish_and_clear();
+    db.close().await;
+    match result {
+        Ok(result) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({
+                        "columns": result.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
+                        "types": result.columns.iter().map(|c| &c.type_name).collect::<Vec<_>>(),
+                        "rows": result.rows,
+                        "truncated": result.truncated,
+                    }))?
+                );
+            } else {
+                print_table(&result);
+            }
+            Ok(exit::OK)
+        }
+        Err(error @ (SqlError::Refused(_) | SqlError::Query(_) | SqlError::Timeout(_))) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
+                );
+            }
+            eprintln!("{} {error}", Style::stderr().error("error:"));
+            Ok(REFUSED)
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Longest cell shown in the terminal table.
+const MAX_CELL: usize = 60;
+
+fn print_table(result: &QueryResult) {
+    let cells: Vec<Vec<String>> = result
+        .rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| {
+                    let text = cell_text(v).replace(['\n', '\r', '\t'], " ");
+                    if text.chars().count() > MAX_CELL {
+                        text.chars().take(MAX_CELL - 1).collect::<String>() + "…"
+                    } else {
+                        text
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut widths: Vec<usize> = result
+        .columns
+        .iter()
+        .map(|c| c.name.chars().count())
+        .collect();
+    for row in &cells {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+    }
+    let line = |values: Vec<&str>| -> String {
+        values
+            .iter()
+            .zip(&widths)
+            .map(|(v, w)| format!("{v:<w$}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+            .trim_end()
+            .to_owned()
+    };
+    println!(
+        "{}",
+        line(result.columns.iter().map(|c| c.name.as_str()).collect())
+    );
+    println!(
+        "{}",
+        widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("-+-")
+    );
+    for row in &cells {
+        println!("{}", line(row.iter().map(String::as_str).collect()));
+    }
+    let n = result.rows.len();
+    let style = Style::stderr();
+    if result.truncated {
+        eprintln!(
+            "{}",
+            style.warn(&format!(
+                "({n} rows shown; more exist: raise --max-rows or narrow the query)"
+            ))
+        );
+    } else {
+        eprintln!(
+            "{}",
+            style.dim(&format!("({n} row{})", if n == 1 { "" } else { "s" }))
+        );
+    }
+}
