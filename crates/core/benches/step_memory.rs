@@ -7,22 +7,20 @@
 
 mod support;
 
-use std::alloc::System;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+use peak_alloc::PeakAlloc;
 use steward_core::{Event, Outcome, Retention, RunStatus};
 
 #[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+static GLOBAL: PeakAlloc = PeakAlloc;
 
 const STEPS: u32 = 10_000;
 const EVERY: u32 = 1_000;
 
 fn live_bytes() -> i64 {
-    let s = GLOBAL.stats();
-    s.bytes_allocated as i64 - s.bytes_deallocated as i64
+    GLOBAL.current_usage() as i64
 }
 
 fn sample(retention: Retention) -> Vec<(u32, i64)> {

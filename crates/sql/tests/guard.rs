@@ -295,51 +295,6 @@ fn dialect_specific_analytics_are_allowed() {
     }
 }
 
-/// Splits a defog gold field into its statements and expands column alternatives: `{a, b}` selects both, and
-/// a later `{}` repeats the columns of the last group (defog's convention for `GROUP BY {}`).
-fn defog_statements(gold: &str) -> Vec<String> {
-    let mut expanded = String::new();
-    let mut last_group = String::new();
-    let mut rest = gold;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else {
-            break;
-        };
-        expanded.push_str(&rest[..open]);
-        let inner = &rest[open + 1..open + close];
-        if inner.trim().is_empty() {
-            expanded.push_str(&last_group);
-        } else {
-            last_group = inner.to_owned();
-            expanded.push_str(inner);
-        }
-        rest = &rest[open + close + 1..];
-    }
-    expanded.push_str(rest);
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    for c in expanded.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                current.push(c);
-            }
-            ';' if !quoted => {
-                if !current.trim().is_empty() {
-                    out.push(current.trim().to_owned());
-                }
-                current.clear();
-            }
-            _ => current.push(c),
-        }
-    }
-    if !current.trim().is_empty() {
-        out.push(current.trim().to_owned());
-    }
-    out
-}
-
 #[test]
 fn every_shared_gold_query_is_allowed() {
     let Some(data) = common::shared_data() else {
@@ -359,20 +314,10 @@ fn every_shared_gold_query_is_allowed() {
     assert_eq!(checked, 259);
     let guard = Guard::new(Dialect::Postgres);
     let mut defog = 0;
-    for file in ["questions_gen_postgres.csv", "instruct_basic_postgres.csv"] {
-        let mut reader = csv::Reader::from_path(data.join("defog").join(file)).unwrap();
-        for record in reader.deserialize::<std::collections::HashMap<String, String>>() {
-            let record = record.unwrap();
-            for sql in defog_statements(&record["query"]) {
-                let v = guard.check(&sql);
-                assert!(
-                    v.allowed,
-                    "defog gold refused ({file}): {sql}\n{:?}",
-                    v.reasons
-                );
-                defog += 1;
-            }
-        }
+    for (_, _, sql) in common::defog_gold(&data) {
+        let v = guard.check(&sql);
+        assert!(v.allowed, "defog gold refused: {sql}\n{:?}", v.reasons);
+        defog += 1;
     }
     assert!(defog >= 250, "{defog}");
 }

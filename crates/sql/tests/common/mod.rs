@@ -203,3 +203,63 @@ pub async fn chinook_postgres() -> Option<Database> {
 pub async fn chinook_mariadb() -> Option<Database> {
     Some(Database::connect(&chinook_mariadb_url()?).await.unwrap())
 }
+
+/// Splits a defog gold field into its statements and expands column alternatives: `{a, b}` selects both, and
+/// a later `{}` repeats the columns of the last group (defog's convention for `GROUP BY {}`).
+pub fn defog_statements(gold: &str) -> Vec<String> {
+    let mut expanded = String::new();
+    let mut last_group = String::new();
+    let mut rest = gold;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        expanded.push_str(&rest[..open]);
+        let inner = &rest[open + 1..open + close];
+        if inner.trim().is_empty() {
+            expanded.push_str(&last_group);
+        } else {
+            last_group = inner.to_owned();
+            expanded.push_str(inner);
+        }
+        rest = &rest[open + close + 1..];
+    }
+    expanded.push_str(rest);
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in expanded.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                current.push(c);
+            }
+            ';' if !quoted => {
+                if !current.trim().is_empty() {
+                    out.push(current.trim().to_owned());
+                }
+                current.clear();
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out
+}
+
+/// Every defog gold statement with its database name, from both question sets.
+pub fn defog_gold(data: &std::path::Path) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for file in ["questions_gen_postgres.csv", "instruct_basic_postgres.csv"] {
+        let mut reader = csv::Reader::from_path(data.join("defog").join(file)).unwrap();
+        for record in reader.deserialize::<std::collections::HashMap<String, String>>() {
+            let record = record.unwrap();
+            for sql in defog_statements(&record["query"]) {
+                out.push((record["db_name"].clone(), record["question"].clone(), sql));
+            }
+        }
+    }
+    out
+}

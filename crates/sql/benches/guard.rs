@@ -1,0 +1,70 @@
+//! The guard's time per verdict over every gold query of the shared Spider slice (SQLite) and defog sets
+//! (PostgreSQL). Goal: median under 50 µs.
+//!
+//! Run: `cargo bench -p steward-sql --bench guard`
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use steward_sql::{Dialect, Guard};
+
+const ROUNDS: usize = 200;
+
+fn main() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if !data.is_dir() {
+        eprintln!("SKIPPED: {} is absent", data.display());
+        return;
+    }
+    let mut corpus: Vec<(Dialect, String)> = Vec::new();
+    let spider: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("spider-slice/dev.json")).unwrap())
+            .unwrap();
+    for item in spider.as_array().unwrap() {
+        corpus.push((Dialect::Sqlite, item["query"].as_str().unwrap().to_owned()));
+    }
+    for (_, _, sql) in common::defog_gold(&data) {
+        corpus.push((Dialect::Postgres, sql));
+    }
+    let guards = [Guard::new(Dialect::Sqlite), Guard::new(Dialect::Postgres)];
+    let guard = |d: Dialect| {
+        if d == Dialect::Sqlite {
+            &guards[0]
+        } else {
+            &guards[1]
+        }
+    };
+    let mut medians: Vec<f64> = Vec::new();
+    let mut allowed = 0;
+    for (dialect, sql) in &corpus {
+        if guard(*dialect).check(sql).allowed {
+            allowed += 1;
+        }
+        let mut times: Vec<f64> = (0..ROUNDS)
+            .map(|_| {
+                let started = Instant::now();
+                std::hint::black_box(guard(*dialect).check(std::hint::black_box(sql)));
+                started.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        medians.push(times[ROUNDS / 2]);
+    }
+    medians.sort_by(f64::total_cmp);
+    let pct = |p: f64| medians[((medians.len() - 1) as f64 * p) as usize];
+    println!(
+        "guard: {} gold queries ({allowed} allowed), {ROUNDS} rounds each",
+        corpus.len()
+    );
+    println!(
+        "  time per verdict: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        pct(1.0)
+    );
+}
