@@ -8,17 +8,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use steward_sql::{Catalog, Database, Dialect, Guard, schema_context};
 
 fn main() {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/spider-slice");
-    if !data.is_dir() {
-        eprintln!("SKIPPED: {} is absent", data.display());
+    let Some(data) = common::shared_data().map(|d| d.join("spider-slice")) else {
         return;
-    }
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dev: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(data.join("dev.json")).unwrap()).unwrap();

@@ -7,7 +7,6 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use steward_sql::{Dialect, Guard};
@@ -15,11 +14,9 @@ use steward_sql::{Dialect, Guard};
 const ROUNDS: usize = 200;
 
 fn main() {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if !data.is_dir() {
-        eprintln!("SKIPPED: {} is absent", data.display());
+    let Some(data) = common::shared_data() else {
         return;
-    }
+    };
     let mut corpus: Vec<(Dialect, String)> = Vec::new();
     let spider: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(data.join("spider-slice/dev.json")).unwrap())

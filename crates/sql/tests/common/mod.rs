@@ -30,15 +30,30 @@ pub fn skip(what: &str) {
     eprintln!("SKIPPED: {what}");
 }
 
-/// `../shared/data`, when present.
+/// The shared reference data: `STEWARD_SHARED_DATA`, or a `shared/data` folder beside the project (or beside
+/// any folder above it).
 pub fn shared_data() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        skip(&format!("{} is absent", dir.display()));
-        None
+    if let Some(dir) = std::env::var_os("STEWARD_SHARED_DATA").map(PathBuf::from) {
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        skip(&format!(
+            "STEWARD_SHARED_DATA={} is not a folder",
+            dir.display()
+        ));
+        return None;
     }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let found = manifest
+        .ancestors()
+        .map(|a| a.join("shared/data"))
+        .find(|d| d.is_dir());
+    if found.is_none() {
+        skip(
+            "the shared reference data (../shared/data) is absent; set STEWARD_SHARED_DATA to its folder",
+        );
+    }
+    found
 }
 
 /// A fresh copy of a file in the test's temporary directory.
