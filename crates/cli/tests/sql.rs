@@ -10,15 +10,28 @@ use serde_json::Value;
 
 /// A copy of the shared Chinook SQLite file, or None (SKIPPED; a failure under CI=true).
 fn chinook() -> Option<String> {
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/chinook/Chinook_Sqlite.sqlite");
-    if !source.is_file() {
+    let data = std::env::var_os("STEWARD_SHARED_DATA")
+        .map(PathBuf::from)
+        .or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .map(|a| a.join("shared/data"))
+                .find(|d| d.is_dir())
+        });
+    let source = data
+        .map(|d| d.join("chinook/Chinook_Sqlite.sqlite"))
+        .filter(|f| f.is_file());
+    let Some(source) = source else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{} is absent (CI=true: required)", source.display());
+            panic!(
+                "the shared Chinook database is absent (CI=true: required); set STEWARD_SHARED_DATA"
+            );
         }
-        eprintln!("SKIPPED: {} is absent", source.display());
+        eprintln!(
+            "SKIPPED: the shared Chinook database is absent; set STEWARD_SHARED_DATA to ../shared/data"
+        );
         return None;
-    }
+    };
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "cli-chinook-{}-{:?}.sqlite",
         std::process::id(),
