@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 use steward_core::estimate_tokens;
 
-use crate::catalog::{Catalog, Table, TableKind};
+use crate::catalog::{Catalog, Table, TableKind, is_temporal, is_textual};
 use crate::dialect::Dialect;
 
 /// The schema text for a model, and what it holds.
@@ -208,8 +208,10 @@ impl Fields {
             if let Some(c) = &column.comment {
                 add(c, 1.0);
             }
-            for s in &column.samples {
-                add(s, 1.5);
+            if is_textual(&column.data_type) {
+                for s in &column.samples {
+                    add(s, 1.5);
+                }
             }
         }
         Self { words }
@@ -420,7 +422,8 @@ fn render_table(dialect: Dialect, table: &Table, focus: Option<&BTreeSet<String>
         if let Some(c) = &column.comment {
             comment.push(c.replace('\n', " "));
         }
-        if focus.is_none() && !column.samples.is_empty() {
+        let shows_samples = is_textual(&column.data_type) || is_temporal(&column.data_type);
+        if focus.is_none() && shows_samples && !column.samples.is_empty() {
             let quoted: Vec<String> = column
                 .samples
                 .iter()

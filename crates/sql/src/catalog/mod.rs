@@ -49,7 +49,7 @@ pub struct Column {
     /// Its comment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    /// Up to five distinct values, each cut to 30 characters (text-like columns only).
+    /// Up to five distinct values, each cut to 30 characters (not for binary columns).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<String>,
 }
@@ -226,8 +226,11 @@ impl Database {
     }
 }
 
+/// Bumped whenever what a cached catalog holds changes (so old caches are not read).
+const CACHE_VERSION: u32 = 2;
+
 fn cache_path(dir: &Path, fingerprint: &str) -> PathBuf {
-    dir.join(format!("catalog-{fingerprint}.json"))
+    dir.join(format!("catalog-v{CACHE_VERSION}-{fingerprint}.json"))
 }
 
 fn load_cached(dir: &Path, fingerprint: &str) -> Option<Catalog> {
@@ -284,6 +287,20 @@ pub(crate) fn cut_sample(text: &str) -> String {
         let head: String = text.chars().take(MAX_SAMPLE_CHARS - 1).collect();
         format!("{head}…")
     }
+}
+
+/// Whether a column's type holds binary data (never sampled).
+pub(crate) fn is_binary(data_type: &str) -> bool {
+    let t = data_type.to_ascii_lowercase();
+    ["blob", "bytea", "binary", "geometry", "geography", "raster"]
+        .iter()
+        .any(|k| t.contains(k))
+}
+
+/// Whether a column's type holds dates or times (their samples show the format in use).
+pub(crate) fn is_temporal(data_type: &str) -> bool {
+    let t = data_type.to_ascii_lowercase();
+    ["date", "time", "year"].iter().any(|k| t.contains(k)) && !t.contains("[]")
 }
 
 /// Whether a column's type holds text worth sampling (names, codes, statuses), as opposed to numbers, dates,

@@ -1,11 +1,11 @@
-//! Sample values: up to five distinct values per text-like column, from the first rows of each table (one
+//! Sample values: up to five distinct values per column (binary columns excepted), from the first rows of each table (one
 //! small query per table, a few at a time, each with a short time limit).
 
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
 
-use super::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_textual};
+use super::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
 use crate::database::Database;
 use crate::execute::{QueryLimits, cell_text};
 
@@ -23,7 +23,7 @@ pub(super) async fn gather(db: &Database, catalog: &mut Catalog) {
         .filter(|(_, t)| t.kind == TableKind::Table && t.rows != Some(0))
         .filter_map(|(ti, t)| {
             let columns: Vec<usize> = (0..t.columns.len())
-                .filter(|&ci| is_textual(&t.columns[ci].data_type))
+                .filter(|&ci| !is_binary(&t.columns[ci].data_type))
                 .collect();
             if columns.is_empty() {
                 return None;
