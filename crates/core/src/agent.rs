@@ -55,17 +55,16 @@ impl Agent {
 
     /// A new run of this agent for the user's input.
     pub fn start(&self, input: &str) -> Run {
+        self.start_with_id(input, Run::generate_id())
+    }
+
+    /// A new run with a given id (a sub-run's id is derived from the call that started it).
+    pub fn start_with_id(&self, input: &str, id: String) -> Run {
         let mut messages = Vec::with_capacity(2);
         if !self.instructions.is_empty() {
             messages.push(Message::system(self.instructions.clone()));
         }
         messages.push(Message::user(input));
-        Run::new(
-            Run::generate_id(),
-            self.name.clone(),
-            messages,
-            self.limits,
-            self.history,
-        )
+        Run::new(id, self.name.clone(), messages, self.limits, self.history)
     }
 }

@@ -45,6 +45,7 @@
 //! ```
 
 mod agent;
+mod agent_tool;
 mod error;
 mod event;
 mod final_answer;
@@ -63,6 +64,7 @@ mod typed;
 mod validate;
 
 pub use agent::Agent;
+pub use agent_tool::{AgentRequest, AgentTool};
 pub use error::Error;
 pub use event::{Event, EventLog, NoObserver, Observer};
 pub use final_answer::{FinalAnswerArgs, final_answer};

@@ -88,7 +88,12 @@ impl Runner {
 
     /// A new run for the user's input (not driven yet).
     pub fn start(&self, input: &str) -> Run {
-        let run = self.agent.start(input);
+        self.start_with_id(input, Run::generate_id())
+    }
+
+    /// A new run with a given id (not driven yet).
+    pub fn start_with_id(&self, input: &str, id: String) -> Run {
+        let run = self.agent.start_with_id(input, id);
         self.emit(Event::RunStarted {
             run_id: run.id().to_owned(),
             agent: self.agent.name.clone(),

@@ -181,6 +181,36 @@ impl ArgumentValidator {
                 );
                 (ViolationKind::Enum, path, message)
             }
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
+                // Enums whose variants carry descriptions come as one `const` branch per value.
+                let allowed = self
+                    .schema
+                    .pointer(error.schema_path().as_str())
+                    .map(|branches| {
+                        let mut values = Vec::new();
+                        collect_consts(branches, &mut values);
+                        values
+                    })
+                    .unwrap_or_default();
+                if !allowed.is_empty() {
+                    let message = format!(
+                        "{} is not one of the allowed values: {}. Use one of them exactly.",
+                        show(value),
+                        list_values(&Value::Array(allowed))
+                    );
+                    (ViolationKind::Enum, path, message)
+                } else if let Some(inner) = closest_branch(context) {
+                    // The branch that came closest says what is wrong.
+                    return self.describe(inner);
+                } else {
+                    let message = format!(
+                        "{}. Correct it to match the tool's parameters.",
+                        error.masked_with("the value")
+                    );
+                    (ViolationKind::Other, path, message)
+                }
+            }
             ValidationErrorKind::Constant { expected_value } => {
                 let message = format!("{} must be exactly {}.", show(value), show(expected_value));
                 (ViolationKind::Enum, path, message)
@@ -266,6 +296,47 @@ impl ArgumentValidator {
             _ => "none".to_owned(),
         }
     }
+}
+
+/// The `const` and `enum` values of a schema and its `anyOf`/`oneOf` branches, `null` excepted.
+fn collect_consts(schema: &Value, out: &mut Vec<Value>) {
+    match schema {
+        Value::Array(branches) => branches.iter().for_each(|b| collect_consts(b, out)),
+        Value::Object(obj) => {
+            if let Some(c) = obj.get("const").filter(|c| !c.is_null()) {
+                out.push(c.clone());
+            }
+            if let Some(Value::Array(values)) = obj.get("enum") {
+                out.extend(values.iter().filter(|v| !v.is_null()).cloned());
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(branches) = obj.get(key) {
+                    collect_consts(branches, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The first error of the branch with the fewest errors, ignoring branches that only wanted `null`.
+fn closest_branch<'e>(
+    branches: &'e [Vec<jsonschema::ValidationError<'static>>],
+) -> Option<&'e jsonschema::ValidationError<'static>> {
+    branches
+        .iter()
+        .filter(|errors| {
+            !errors.iter().all(|e| {
+                matches!(
+                    e.kind(),
+                    ValidationErrorKind::Type {
+                        kind: TypeKind::Single(JsonType::Null)
+                    }
+                )
+            })
+        })
+        .min_by_key(|errors| errors.len())
+        .and_then(|errors| errors.first())
 }
 
 /// Parses the raw argument text of a call.
@@ -561,6 +632,38 @@ mod tests {
             "{}",
             r.observation
         );
+    }
+
+    #[test]
+    fn documented_enum_variants_are_listed_like_an_enum() {
+        let v = ArgumentValidator::new(&json!({
+            "type": "object",
+            "properties": {
+                "status": {"anyOf": [
+                    {"oneOf": [{"const": "OPEN", "description": "Open."}, {"const": "DONE", "description": "Done."}]},
+                    {"type": "null"}
+                ]},
+                "when": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]}
+            }
+        }))
+        .unwrap();
+        let r = v.check("t", r#"{"status": "LOST"}"#).unwrap_err();
+        assert_eq!(r.violations[0].kind, ViolationKind::Enum);
+        assert!(
+            r.observation
+                .contains("status: \"LOST\" is not one of the allowed values: \"OPEN\", \"DONE\"."),
+            "{}",
+            r.observation
+        );
+        // Without values to list, the closest branch explains.
+        let r = v.check("t", r#"{"when": "31/12/2026"}"#).unwrap_err();
+        assert_eq!(
+            r.violations[0].kind,
+            ViolationKind::Format,
+            "{}",
+            r.observation
+        );
+        assert!(r.observation.contains("YYYY-MM-DD"), "{}", r.observation);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! # steward-domains
 //!
-//! Steward's built-in business tools and agents. For now: the common tools every agent may use —
-//! [`current_date`](common::current_date) (so the model never guesses today's date) and a safe
-//! [`calculator`](common::calculator) (so it never does arithmetic in its head).
+//! Steward's built-in business tools and agents over the demo database: expenses, orders, tasks and projects,
+//! the common tools every agent may use ([`current_date`](common::current_date), a safe
+//! [`calculator`](common::calculator)), and the deterministic [`demo`] database generator.
 //!
 //! ```
 //! use steward_core::Toolbox;
@@ -12,4 +12,13 @@
 //! assert_eq!(tools.names().collect::<Vec<_>>(), ["current_date", "calculator"]);
 //! ```
 
+mod agents;
 pub mod common;
+pub mod demo;
+pub mod expenses;
+pub mod orders;
+mod store;
+pub mod tasks;
+
+pub use agents::{AGENTS, AgentError, Domain};
+pub use store::Store;

@@ -63,6 +63,14 @@ impl Dialect {
         }
     }
 
+    /// SQL written with `?` placeholders, in this dialect's form (`$1`, `$2`, … for PostgreSQL).
+    pub fn placeholders(self, sql: &str) -> String {
+        match self {
+            Self::Postgres => crate::write::numbered(sql),
+            _ => sql.to_owned(),
+        }
+    }
+
     /// The placeholder for the `n`th (1-based) bound parameter.
     pub fn placeholder(self, n: usize) -> String {
         match self {

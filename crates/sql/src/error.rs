@@ -21,6 +21,9 @@ pub enum SqlError {
         "the query was stopped after {0} ms (time limit); make it cheaper, e.g. filter earlier or aggregate"
     )]
     Timeout(u64),
+    /// A write broke a unique or foreign-key constraint.
+    #[error("{0}")]
+    Constraint(String),
     /// Reading the catalog failed.
     #[error("could not read the schema: {0}")]
     Catalog(String),

@@ -26,6 +26,7 @@ mod error;
 mod execute;
 mod guard;
 mod tools;
+mod write;
 
 pub use catalog::{
     Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
@@ -40,3 +41,4 @@ pub use tools::{
     AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
     TextToSql,
 };
+pub use write::WriteTx;

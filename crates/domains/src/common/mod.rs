@@ -2,7 +2,9 @@
 
 mod calculator;
 mod date;
+mod dates;
 
 pub use calculator::{CalculatorArgs, calculator, evaluate, format_number};
 pub use date::{Clock, NoArguments, current_date};
+pub use dates::{DATE_FORMATS, parse_day};
 pub use steward_core::final_answer;

@@ -73,6 +73,16 @@ pub enum Param {
     Text(String),
     /// A boolean.
     Bool(bool),
+    /// A date.
+    Date(chrono::NaiveDate),
+    /// A date and time without time zone.
+    Timestamp(chrono::NaiveDateTime),
+    /// A text NULL.
+    Null,
+    /// An integer NULL (PostgreSQL wants NULLs typed like their column).
+    NullInt,
+    /// A date NULL.
+    NullDate,
 }
 
 /// Longest cell shown to the model, in characters.
@@ -183,16 +193,16 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// Collects rows up to the caps; `decode` turns one row into cells.
-struct Collector<'a> {
+pub(crate) struct Collector<'a> {
     limits: &'a QueryLimits,
-    columns: Vec<ResultColumn>,
+    pub(crate) columns: Vec<ResultColumn>,
     rows: Vec<Vec<Value>>,
     bytes: usize,
     truncated: bool,
 }
 
 impl<'a> Collector<'a> {
-    fn new(limits: &'a QueryLimits) -> Self {
+    pub(crate) fn new(limits: &'a QueryLimits) -> Self {
         Self {
             limits,
             columns: Vec::new(),
@@ -203,7 +213,7 @@ impl<'a> Collector<'a> {
     }
 
     /// Adds a row; false when the caps are reached and reading should stop.
-    fn push(&mut self, cells: Vec<Value>) -> bool {
+    pub(crate) fn push(&mut self, cells: Vec<Value>) -> bool {
         if self.rows.len() >= self.limits.max_rows {
             self.truncated = true;
             return false;
@@ -217,7 +227,7 @@ impl<'a> Collector<'a> {
         true
     }
 
-    fn finish(self) -> QueryResult {
+    pub(crate) fn finish(self) -> QueryResult {
         QueryResult {
             columns: self.columns,
             rows: self.rows,
@@ -226,7 +236,7 @@ impl<'a> Collector<'a> {
     }
 }
 
-fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
+pub(crate) fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
     columns
         .iter()
         .map(|c| ResultColumn {
@@ -245,13 +255,19 @@ macro_rules! bind_all {
                 Param::Float(v) => q.bind(*v),
                 Param::Text(v) => q.bind(v.clone()),
                 Param::Bool(v) => q.bind(*v),
+                Param::Date(v) => q.bind(*v),
+                Param::Timestamp(v) => q.bind(*v),
+                Param::Null => q.bind(None::<String>),
+                Param::NullInt => q.bind(None::<i64>),
+                Param::NullDate => q.bind(None::<chrono::NaiveDate>),
             };
         }
         q
     }};
 }
+pub(crate) use bind_all;
 
-fn db_error(e: sqlx::Error) -> SqlError {
+pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
     let text = one_line(&e.to_string());
     let text = text.trim_start_matches("error returned from database: ");
     // SQLite messages come as `(code: 1) no such column: x`.

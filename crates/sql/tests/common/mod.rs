@@ -110,7 +110,7 @@ fn chinook_script(name: &str) -> Option<String> {
 
 /// Creates a database named for this run on a server, loads `script`, and returns its URL. Databases of
 /// earlier runs older than two hours are dropped first.
-async fn fresh(admin_url: &str, script: &str, mysql: bool) -> Result<String, String> {
+pub async fn fresh(admin_url: &str, script: &str, mysql: bool) -> Result<String, String> {
     let admin = Database::connect(admin_url)
         .await
         .map_err(|e| e.to_string())?;
@@ -153,7 +153,9 @@ async fn fresh(admin_url: &str, script: &str, mysql: bool) -> Result<String, Str
         .map(|(base, _)| format!("{base}/{name}"))
         .unwrap();
     let db = Database::connect(&url).await.map_err(|e| e.to_string())?;
-    db.execute_script(script).await.map_err(|e| e.to_string())?;
+    if !script.is_empty() {
+        db.execute_script(script).await.map_err(|e| e.to_string())?;
+    }
     // Statistics, as a live database has them (row estimates).
     if !mysql {
         db.execute_script("ANALYZE")

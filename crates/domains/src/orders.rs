@@ -1,0 +1,294 @@
+//! Order tools: `get_order`, `find_orders` (small pages), `order_stats`.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
+use steward_sql::Param;
+
+use crate::common::parse_day;
+use crate::store::{Store, at, day, int, num, objects, text};
+
+/// Arguments of `get_order`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetOrder {
+    /// The order code, which users also call the order number: exactly 10 upper-case letters, e.g. QZKDLWPRTM.
+    #[schemars(regex(pattern = r"^[A-Z]{10}$"))]
+    pub order_code: String,
+}
+
+/// `get_order`.
+pub fn get_order(store: Store) -> impl Tool {
+    TypedTool::new(
+        "get_order",
+        "Looks up one order by its order code (users also say \"order number\"): status, delivery ETA, shipment, \
+         items and customer.",
+        move |_ctx, args: GetOrder| {
+            let store = store.clone();
+            async move {
+                let code = Param::Text(args.order_code.clone());
+                let order = store
+                    .read(
+                        "SELECT o.id, o.order_code, o.status, o.ordered_at, o.total, c.name, c.email, c.city, c.country \
+                         FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.order_code = ?",
+                        &[code],
+                    )
+                    .await?;
+                let Some(o) = order.rows.first() else {
+                    return Err(ToolError::new(format!(
+                        "There is no order with code {}. Check the code (10 letters) with the user, or search with \
+                         find_orders by the customer's name or email.",
+                        args.order_code
+                    )));
+                };
+                let id = Param::Int(int(at(o, 0)));
+                let items = store
+                    .read(
+                        "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id \
+                         WHERE i.order_id = ? ORDER BY i.id",
+                        std::slice::from_ref(&id),
+                    )
+                    .await?;
+                let shipment = store
+                    .read(
+                        "SELECT carrier, tracking_number, status, shipped_at, eta, delivered_at, last_location FROM shipments WHERE order_id = ?",
+                        &[id],
+                    )
+                    .await?;
+                let status = text(at(o, 2));
+                let mut lines = vec![format!(
+                    "Order {}: {status}. Ordered on {} by {} <{}> ({}, {}). Total {:.2}.",
+                    text(at(o, 1)),
+                    day(at(o, 3)),
+                    text(at(o, 5)),
+                    text(at(o, 6)),
+                    text(at(o, 7)),
+                    text(at(o, 8)),
+                    num(at(o, 4))
+                )];
+                match shipment.rows.first() {
+                    Some(s) if status == "DELIVERED" => lines.push(format!(
+                        "Delivered on {} by {} (tracking {}).",
+                        day(at(s, 5)),
+                        text(at(s, 0)),
+                        text(at(s, 1))
+                    )),
+                    Some(s) => lines.push(format!(
+                        "Shipped on {} with {} (tracking {}); estimated delivery (ETA) {}; last seen: {}.",
+                        day(at(s, 3)),
+                        text(at(s, 0)),
+                        text(at(s, 1)),
+                        day(at(s, 4)),
+                        text(at(s, 6))
+                    )),
+                    None if status == "CANCELLED" => lines.push("The order was cancelled; nothing will be delivered.".into()),
+                    None => lines.push("Not shipped yet, so there is no delivery date yet.".into()),
+                }
+                for item in &items.rows {
+                    lines.push(format!("- {} × {} at {:.2}", int(at(item, 1)), text(at(item, 0)), num(at(item, 2))));
+                }
+                let data = json!({"order": objects(&order), "items": objects(&items), "shipment": objects(&shipment)});
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: data }))
+            }
+        },
+    )
+    .read_only()
+}
+
+/// Order statuses.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum OrderStatus {
+    /// Placed, not paid.
+    #[serde(rename = "PENDING")]
+    Pending,
+    /// Paid, not shipped.
+    #[serde(rename = "PAID")]
+    Paid,
+    /// Left the warehouse.
+    #[serde(rename = "SHIPPED")]
+    Shipped,
+    /// On its way.
+    #[serde(rename = "IN TRANSIT")]
+    InTransit,
+    /// Arrived.
+    #[serde(rename = "DELIVERED")]
+    Delivered,
+    /// Cancelled.
+    #[serde(rename = "CANCELLED")]
+    Cancelled,
+}
+
+impl OrderStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Paid => "PAID",
+            Self::Shipped => "SHIPPED",
+            Self::InTransit => "IN TRANSIT",
+            Self::Delivered => "DELIVERED",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+}
+
+/// Arguments of `find_orders`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindOrders {
+    /// Part of the customer's name or email.
+    pub customer: Option<String>,
+    /// Only orders in this status.
+    pub status: Option<OrderStatus>,
+    /// Ordered on or after this day (YYYY-MM-DD).
+    pub from: Option<String>,
+    /// Ordered on or before this day (YYYY-MM-DD).
+    pub to: Option<String>,
+    /// The page, from 1 (default 1).
+    #[schemars(range(min = 1))]
+    pub page: Option<u32>,
+    /// Orders per page (default 10).
+    #[schemars(range(min = 1, max = 25))]
+    pub page_size: Option<u32>,
+}
+
+/// `find_orders`.
+pub fn find_orders(store: Store) -> impl Tool {
+    TypedTool::new(
+        "find_orders",
+        "Finds orders by customer name or email, status and order date, newest first, a small page at a time.",
+        move |_ctx, args: FindOrders| {
+            let store = store.clone();
+            async move {
+                let mut clauses = vec!["1 = 1".to_owned()];
+                let mut params = Vec::new();
+                if let Some(customer) = args.customer.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+                    clauses.push("(LOWER(c.name) LIKE ? OR LOWER(c.email) LIKE ?)".into());
+                    let pattern = format!("%{}%", customer.to_lowercase());
+                    params.push(Param::Text(pattern.clone()));
+                    params.push(Param::Text(pattern));
+                }
+                if let Some(status) = args.status {
+                    clauses.push("o.status = ?".into());
+                    params.push(Param::Text(status.as_str().to_owned()));
+                }
+                let today = store.today();
+                if let Some(from) = &args.from {
+                    clauses.push("o.ordered_at >= ?".into());
+                    params.push(Param::Timestamp(parse_day(from, today).map_err(ToolError::new)?.and_time(chrono::NaiveTime::MIN)));
+                }
+                if let Some(to) = &args.to {
+                    let end = parse_day(to, today).map_err(ToolError::new)?.succ_opt().unwrap_or(today);
+                    clauses.push("o.ordered_at < ?".into());
+                    params.push(Param::Timestamp(end.and_time(chrono::NaiveTime::MIN)));
+                }
+                let clause = clauses.join(" AND ");
+                let size = args.page_size.unwrap_or(10).clamp(1, 25);
+                let page = args.page.unwrap_or(1).max(1);
+                let total = store
+                    .read(&format!("SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE {clause}"), &params)
+                    .await?;
+                let total = total.rows.first().map_or(0, |r| int(at(r, 0)));
+                let result = store
+                    .read(
+                        &format!(
+                            "SELECT o.order_code, o.status, o.ordered_at, o.total, c.name, c.email FROM orders o \
+                             JOIN customers c ON c.id = o.customer_id WHERE {clause} ORDER BY o.ordered_at DESC, o.id DESC \
+                             LIMIT {size} OFFSET {}",
+                            (page - 1) * size
+                        ),
+                        &params,
+                    )
+                    .await?;
+                if total == 0 {
+                    return Ok(ToolOutput::text("No orders match."));
+                }
+                let first = (page - 1) * size + 1;
+                let mut lines = vec![format!(
+                    "Orders {first}–{} of {total}{}:",
+                    first as i64 + result.rows.len() as i64 - 1,
+                    if (first as i64 - 1 + result.rows.len() as i64) < total { format!("; ask for page {} for more", page + 1) } else { String::new() }
+                )];
+                for r in &result.rows {
+                    lines.push(format!("{} {} ordered {} total {:.2} by {} <{}>", text(at(r, 0)), text(at(r, 1)), day(at(r, 2)), num(at(r, 3)), text(at(r, 4)), text(at(r, 5))));
+                }
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: json!({"total": total, "page": page, "orders": objects(&result)}) }))
+            }
+        },
+    )
+    .read_only()
+}
+
+/// Arguments of `order_stats`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderStats {
+    /// From this day (YYYY-MM-DD); all time when omitted.
+    pub from: Option<String>,
+    /// To this day (YYYY-MM-DD).
+    pub to: Option<String>,
+}
+
+/// `order_stats`.
+pub fn order_stats(store: Store) -> impl Tool {
+    TypedTool::new(
+        "order_stats",
+        "Order statistics over a period: orders and revenue by status, average order value, best-selling products.",
+        move |_ctx, args: OrderStats| {
+            let store = store.clone();
+            async move {
+                let today = store.today();
+                let mut clauses = vec!["1 = 1".to_owned()];
+                let mut params = Vec::new();
+                if let Some(from) = &args.from {
+                    clauses.push("o.ordered_at >= ?".into());
+                    params.push(Param::Timestamp(parse_day(from, today).map_err(ToolError::new)?.and_time(chrono::NaiveTime::MIN)));
+                }
+                if let Some(to) = &args.to {
+                    let end = parse_day(to, today).map_err(ToolError::new)?.succ_opt().unwrap_or(today);
+                    clauses.push("o.ordered_at < ?".into());
+                    params.push(Param::Timestamp(end.and_time(chrono::NaiveTime::MIN)));
+                }
+                let clause = clauses.join(" AND ");
+                let by_status = store
+                    .read(&format!("SELECT o.status, COUNT(*), ROUND(SUM(o.total), 2) FROM orders o WHERE {clause} GROUP BY o.status ORDER BY COUNT(*) DESC"), &params)
+                    .await?;
+                let top = store
+                    .read(
+                        &format!(
+                            "SELECT p.name, SUM(i.quantity) AS units FROM order_items i JOIN orders o ON o.id = i.order_id \
+                             JOIN products p ON p.id = i.product_id WHERE {clause} AND o.status <> 'CANCELLED' \
+                             GROUP BY p.name ORDER BY units DESC, p.name LIMIT 5"
+                        ),
+                        &params,
+                    )
+                    .await?;
+                let (mut orders, mut revenue) = (0i64, 0.0);
+                let mut lines = Vec::new();
+                for r in &by_status.rows {
+                    let (n, sum) = (int(at(r, 1)), num(at(r, 2)));
+                    if text(at(r, 0)) != "CANCELLED" {
+                        orders += n;
+                        revenue += sum;
+                    }
+                    lines.push(format!("{}: {n} orders, {sum:.2}", text(at(r, 0))));
+                }
+                let average = if orders > 0 { revenue / orders as f64 } else { 0.0 };
+                let period = match (&args.from, &args.to) {
+                    (None, None) => "all time".to_owned(),
+                    (from, to) => format!("{} to {}", from.as_deref().unwrap_or("the start"), to.as_deref().unwrap_or("today")),
+                };
+                lines.insert(0, format!("{period}: {orders} orders (not cancelled), revenue {revenue:.2}, average order {average:.2}."));
+                let best: Vec<String> = top.rows.iter().map(|r| format!("{} ({} units)", text(at(r, 0)), int(at(r, 1)))).collect();
+                if !best.is_empty() {
+                    lines.push(format!("Best sellers: {}.", best.join(", ")));
+                }
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
+                    value: json!({"orders": orders, "revenue": (revenue * 100.0).round() / 100.0, "average": (average * 100.0).round() / 100.0,
+                                  "by_status": objects(&by_status), "best_sellers": objects(&top)}),
+                }))
+            }
+        },
+    )
+    .read_only()
+}

@@ -1,0 +1,360 @@
+//! Task tools: `get_inbox_tasks`, `get_projects`, `get_tasks`, `create_project`, `move_task`, `add_task`,
+//! `complete_task`. There are no delete tools.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
+use steward_sql::{Param, QueryResult, WriteTx};
+
+use crate::common::NoArguments;
+use crate::store::{Begun, Store, at, day, int, objects, text, unavailable};
+
+fn task_lines(result: &QueryResult) -> Vec<String> {
+    result
+        .rows
+        .iter()
+        .map(|r| {
+            let due = day(at(r, 3));
+            let due = if due.is_empty() {
+                String::new()
+            } else {
+                format!(" (due {due})")
+            };
+            format!(
+                "#{} {}{due}{}",
+                int(at(r, 0)),
+                text(at(r, 1)),
+                if text(at(r, 2)) == "DONE" {
+                    " [done]"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
+/// `get_inbox_tasks`.
+pub fn get_inbox_tasks(store: Store) -> impl Tool {
+    TypedTool::new(
+        "get_inbox_tasks",
+        "Lists the open tasks in the inbox (tasks that belong to no project yet), with their ids.",
+        move |_ctx, _args: NoArguments| {
+            let store = store.clone();
+            async move {
+                let result = store
+                    .read("SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
+                    .await?;
+                if result.rows.is_empty() {
+                    return Ok(ToolOutput::text("The inbox is empty."));
+                }
+                let mut lines = vec![format!("{} tasks in the inbox:", result.rows.len())];
+                lines.extend(task_lines(&result));
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result) }))
+            }
+        },
+    )
+    .read_only()
+}
+
+/// `get_projects`.
+pub fn get_projects(store: Store) -> impl Tool {
+    TypedTool::new(
+        "get_projects",
+        "Lists the projects with their ids, descriptions and numbers of open tasks.",
+        move |_ctx, _args: NoArguments| {
+            let store = store.clone();
+            async move {
+                let result = store
+                    .read(
+                        "SELECT p.id, p.name, p.description, COUNT(t.id) FROM projects p \
+                         LEFT JOIN tasks t ON t.project_id = p.id AND t.status = 'OPEN' \
+                         GROUP BY p.id, p.name, p.description ORDER BY p.id",
+                        &[],
+                    )
+                    .await?;
+                if result.rows.is_empty() {
+                    return Ok(ToolOutput::text("There are no projects yet."));
+                }
+                let lines: Vec<String> = result
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "#{} {} — {} ({} open tasks)",
+                            int(at(r, 0)),
+                            text(at(r, 1)),
+                            text(at(r, 2)),
+                            int(at(r, 3))
+                        )
+                    })
+                    .collect();
+                Ok(
+                    ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
+                        value: objects(&result),
+                    }),
+                )
+            }
+        },
+    )
+    .read_only()
+}
+
+/// Arguments of `get_tasks`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetTasks {
+    /// The project's id (from get_projects).
+    pub project_id: i64,
+    /// Include tasks that are done (default false).
+    pub include_done: Option<bool>,
+}
+
+/// `get_tasks`.
+pub fn get_tasks(store: Store) -> impl Tool {
+    TypedTool::new(
+        "get_tasks",
+        "Lists the tasks of one project, with their ids.",
+        move |_ctx, args: GetTasks| {
+            let store = store.clone();
+            async move {
+                let project = store.read("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
+                let Some(name) = project.rows.first().map(|r| text(at(r, 0))) else {
+                    return Err(ToolError::new(format!("There is no project with id {}. Call get_projects to see the valid ids.", args.project_id)));
+                };
+                let done = if args.include_done.unwrap_or(false) { "" } else { " AND status = 'OPEN'" };
+                let result = store
+                    .read(&format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
+                    .await?;
+                let mut lines = vec![format!("Project #{} {name}: {} tasks", args.project_id, result.rows.len())];
+                lines.extend(task_lines(&result));
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result) }))
+            }
+        },
+    )
+    .read_only()
+}
+
+async fn begin(
+    store: &Store,
+    ctx: &steward_core::ToolContext,
+) -> Result<Result<WriteTx, ToolOutput>, ToolError> {
+    Ok(match store.begin(ctx).await? {
+        Begun::Replay(output) => Err(output),
+        Begun::Fresh(tx) => Ok(tx),
+    })
+}
+
+/// Arguments of `create_project`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateProject {
+    /// The project's name, e.g. "Birthday" or "Personal website".
+    #[schemars(length(min = 1, max = 120))]
+    pub name: String,
+    /// What the project is for.
+    pub description: Option<String>,
+}
+
+/// `create_project`.
+pub fn create_project(store: Store) -> impl Tool {
+    TypedTool::new(
+        "create_project",
+        "Creates a project. A name that already exists is refused with that project's id, which you can use instead.",
+        move |ctx, args: CreateProject| {
+            let store = store.clone();
+            async move {
+                let name = args.name.trim().to_owned();
+                let mut tx = match begin(&store, &ctx).await? {
+                    Ok(tx) => tx,
+                    Err(replay) => return Ok(replay),
+                };
+                let existing = tx
+                    .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
+                    .await
+                    .map_err(unavailable)?;
+                if let Some(r) = existing.rows.first() {
+                    return Err(ToolError::new(format!(
+                        "A project named \"{}\" already exists (id {}). Use project_id {} instead of creating it again.",
+                        text(at(r, 1)),
+                        int(at(r, 0)),
+                        int(at(r, 0))
+                    )));
+                }
+                let now = Param::Timestamp(store.clock.now().0.naive_local());
+                let id = tx
+                    .insert(
+                        "INSERT INTO projects (name, description, created_at) VALUES (?, ?, ?)",
+                        &[Param::Text(name.clone()), args.description.clone().map_or(Param::Null, Param::Text), now],
+                    )
+                    .await
+                    .map_err(unavailable)?;
+                let output = ToolOutput::text(format!("Created project #{id} {name}."))
+                    .with_data(ToolData::Json { value: json!({"id": id, "name": name}) });
+                store.finish(tx, &ctx, "create_project", &format!("create project #{id} {name}"), output).await
+            }
+        },
+    )
+    .idempotent()
+}
+
+/// Arguments of `move_task`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveTask {
+    /// The task's id (from get_inbox_tasks or get_tasks).
+    pub task_id: i64,
+    /// The project's id (from get_projects or create_project).
+    pub project_id: i64,
+}
+
+/// `move_task`.
+pub fn move_task(store: Store) -> impl Tool {
+    TypedTool::new(
+        "move_task",
+        "Moves a task into a project (out of the inbox or from another project).",
+        move |ctx, args: MoveTask| {
+            let store = store.clone();
+            async move {
+                let mut tx = match begin(&store, &ctx).await? {
+                    Ok(tx) => tx,
+                    Err(replay) => return Ok(replay),
+                };
+                let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
+                let Some(title) = task.rows.first().map(|r| text(at(r, 0))) else {
+                    return Err(ToolError::new(format!(
+                        "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
+                        args.task_id
+                    )));
+                };
+                let project = tx.fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await.map_err(unavailable)?;
+                let Some(project) = project.rows.first().map(|r| text(at(r, 0))) else {
+                    return Err(ToolError::new(format!(
+                        "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
+                        args.project_id
+                    )));
+                };
+                tx.execute("UPDATE tasks SET project_id = ? WHERE id = ?", &[Param::Int(args.project_id), Param::Int(args.task_id)])
+                    .await
+                    .map_err(unavailable)?;
+                let output = ToolOutput::text(format!("Moved task #{} \"{title}\" to project #{} {project}.", args.task_id, args.project_id))
+                    .with_data(ToolData::Json { value: json!({"task_id": args.task_id, "project_id": args.project_id}) });
+                store.finish(tx, &ctx, "move_task", &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
+            }
+        },
+    )
+    .idempotent()
+}
+
+/// Arguments of `add_task`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddTask {
+    /// What is to be done.
+    #[schemars(length(min = 1, max = 200))]
+    pub title: String,
+    /// The project's id; without one the task goes to the inbox.
+    pub project_id: Option<i64>,
+    /// When it is due (YYYY-MM-DD).
+    pub due_date: Option<String>,
+    /// More detail.
+    pub notes: Option<String>,
+}
+
+/// `add_task`.
+pub fn add_task(store: Store) -> impl Tool {
+    TypedTool::new(
+        "add_task",
+        "Adds a task, to a project or (without project_id) to the inbox.",
+        move |ctx, args: AddTask| {
+            let store = store.clone();
+            async move {
+                let due = match &args.due_date {
+                    Some(d) => Param::Date(
+                        crate::common::parse_day(d, store.today()).map_err(ToolError::new)?,
+                    ),
+                    None => Param::NullDate,
+                };
+                let mut tx = match begin(&store, &ctx).await? {
+                    Ok(tx) => tx,
+                    Err(replay) => return Ok(replay),
+                };
+                if let Some(project) = args.project_id {
+                    let found = tx
+                        .fetch(
+                            "SELECT id FROM projects WHERE id = ?",
+                            &[Param::Int(project)],
+                        )
+                        .await
+                        .map_err(unavailable)?;
+                    if found.rows.is_empty() {
+                        return Err(ToolError::new(format!(
+                            "There is no project with id {project}. Call get_projects to see the valid ids."
+                        )));
+                    }
+                }
+                let now = Param::Timestamp(store.clock.now().0.naive_local());
+                let id = tx
+                    .insert(
+                        "INSERT INTO tasks (title, notes, project_id, status, due_date, created_at) VALUES (?, ?, ?, 'OPEN', ?, ?)",
+                        &[Param::Text(args.title.trim().to_owned()), args.notes.clone().map_or(Param::Null, Param::Text), args.project_id.map_or(Param::NullInt, Param::Int), due, now],
+                    )
+                    .await
+                    .map_err(unavailable)?;
+                let place = args
+                    .project_id
+                    .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
+                let output = ToolOutput::text(format!("Added task #{id} \"{}\" to {place}.", args.title.trim()))
+                    .with_data(ToolData::Json { value: json!({"id": id, "title": args.title.trim(), "project_id": args.project_id}) });
+                store
+                    .finish(tx, &ctx, "add_task", &format!("add task #{id}"), output)
+                    .await
+            }
+        },
+    )
+}
+
+/// Arguments of `complete_task`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteTask {
+    /// The task's id.
+    pub task_id: i64,
+}
+
+/// `complete_task`.
+pub fn complete_task(store: Store) -> impl Tool {
+    TypedTool::new(
+        "complete_task",
+        "Marks a task as done.",
+        move |ctx, args: CompleteTask| {
+            let store = store.clone();
+            async move {
+                let mut tx = match begin(&store, &ctx).await? {
+                    Ok(tx) => tx,
+                    Err(replay) => return Ok(replay),
+                };
+                let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
+                let Some(row) = task.rows.first() else {
+                    return Err(ToolError::new(format!(
+                        "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
+                        args.task_id
+                    )));
+                };
+                let title = text(at(row, 0));
+                if text(at(row, 1)) == "DONE" {
+                    return Ok(ToolOutput::text(format!("Task #{} \"{title}\" was already done.", args.task_id)));
+                }
+                let now = Param::Timestamp(store.clock.now().0.naive_local());
+                tx.execute("UPDATE tasks SET status = 'DONE', completed_at = ? WHERE id = ?", &[now, Param::Int(args.task_id)])
+                    .await
+                    .map_err(unavailable)?;
+                let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
+                    .with_data(ToolData::Json { value: json!({"task_id": args.task_id}) });
+                store.finish(tx, &ctx, "complete_task", &format!("complete task #{}", args.task_id), output).await
+            }
+        },
+    )
+    .idempotent()
+}

@@ -1,0 +1,132 @@
+//! Demo databases for the domain tests: SQLite files, and fresh PostgreSQL and MariaDB databases when those
+//! servers answer (SKIPPED otherwise; a failure under CI=true).
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+#[path = "../../../sql/tests/common/mod.rs"]
+pub mod sql_common;
+
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use serde_json::Value;
+use steward_core::{ToolCall, ToolContext, ToolOutput, Toolbox};
+use steward_domains::common::Clock;
+use steward_domains::demo::{self, DemoConfig};
+use steward_domains::{Domain, Store};
+use steward_sql::{Database, QueryLimits};
+
+pub const TODAY: &str = "2026-11-21T10:00:00+00:00";
+
+pub fn clock() -> Clock {
+    Clock::parse(TODAY).unwrap()
+}
+
+pub fn config() -> DemoConfig {
+    DemoConfig {
+        seed: 42,
+        scale: 1,
+        today: NaiveDate::from_ymd_opt(2026, 11, 21).unwrap(),
+    }
+}
+
+/// A fresh SQLite demo database.
+pub async fn sqlite_demo() -> Arc<Database> {
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "domain-{}-{}.sqlite",
+        std::process::id(),
+        sql_common::unique()
+    ));
+    let db = Database::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+        .await
+        .unwrap();
+    demo::create(&db, config(), &|_, _| {}).await.unwrap();
+    Arc::new(db)
+}
+
+/// Fresh demo databases on every engine that answers, with their names.
+pub async fn all_demos() -> Vec<(&'static str, Arc<Database>)> {
+    let mut out = vec![("sqlite", sqlite_demo().await)];
+    for (name, admin, mysql) in [
+        ("postgres", sql_common::PG_ADMIN, false),
+        ("mariadb", sql_common::MARIA_ADMIN, true),
+    ] {
+        match sql_common::fresh(admin, "", mysql).await {
+            Ok(url) => {
+                let db = Database::connect(&url).await.unwrap();
+                demo::create(&db, config(), &|_, _| {}).await.unwrap();
+                out.push((name, Arc::new(db)));
+            }
+            Err(e) => sql_common::skip(&format!("{name} is not usable: {e}")),
+        }
+    }
+    out
+}
+
+pub async fn domain(db: Arc<Database>) -> Domain {
+    Domain::open(db, clock()).await.unwrap()
+}
+
+pub fn store(db: Arc<Database>) -> Store {
+    Store::new(db, clock())
+}
+
+/// All the domain tools in one toolbox (as the agents have them).
+pub async fn toolbox(db: Arc<Database>) -> Toolbox {
+    let d = domain(db).await;
+    let mut tools = Toolbox::new();
+    for agent in [
+        d.expenses(Default::default()).unwrap(),
+        d.orders(Default::default()).unwrap(),
+        d.tasks(Default::default()).unwrap(),
+    ] {
+        for name in agent.tools.names().collect::<Vec<_>>() {
+            if tools.get(name).is_none() {
+                tools.add(agent.tools.get(name).unwrap().clone()).unwrap();
+            }
+        }
+    }
+    tools
+}
+
+/// Calls a tool as the runner does (validation first) in run `test`.
+pub async fn call(
+    tools: &Toolbox,
+    call_id: &str,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutput, String> {
+    let call = ToolCall::new(call_id, name, args.to_string());
+    let (tool, args) = tools.check(&call).map_err(|r| r.observation)?;
+    tool.call(&ToolContext::new("test", call_id, "test"), args)
+        .await
+        .map_err(|e| {
+            if let Some(d) = &e.diagnostic {
+                eprintln!("diagnostic of {name}: {d}");
+            }
+            e.message
+        })
+}
+
+pub async fn count(db: &Database, sql: &str) -> i64 {
+    let rows = db
+        .query_read_only(sql, &[], &QueryLimits::default())
+        .await
+        .unwrap();
+    rows.rows[0][0]
+        .as_i64()
+        .unwrap_or_else(|| rows.rows[0][0].as_str().unwrap().parse().unwrap())
+}
+
+pub async fn rows(db: &Database, sql: &str) -> Vec<Vec<Value>> {
+    db.query_read_only(sql, &[], &QueryLimits::default())
+        .await
+        .unwrap()
+        .rows
+}

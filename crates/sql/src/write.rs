@@ -1,0 +1,247 @@
+//! Writes: one transaction on the read-write connection, for code (domain tools, the demo generator) — never
+//! for SQL a model wrote. Statements use `?` placeholders in every dialect (turned into `$n` for PostgreSQL).
+
+use futures_util::TryStreamExt as _;
+use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
+
+use crate::database::{Database, Pools};
+use crate::dialect::Dialect;
+use crate::error::SqlError;
+use crate::execute::{
+    Collector, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error, decode,
+};
+
+enum Inner {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+    Mysql(Transaction<'static, MySql>),
+}
+
+/// A write transaction. Dropped without [`WriteTx::commit`], it rolls back.
+pub struct WriteTx {
+    inner: Inner,
+    dialect: Dialect,
+}
+
+impl std::fmt::Debug for WriteTx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteTx")
+            .field("dialect", &self.dialect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// Begins a write transaction.
+    pub async fn begin_write(&self) -> Result<WriteTx, SqlError> {
+        let inner = match &self.pools {
+            Pools::Sqlite { write, .. } => Inner::Sqlite(write.begin().await.map_err(db_error)?),
+            Pools::Postgres(pool) => Inner::Postgres(pool.begin().await.map_err(db_error)?),
+            Pools::Mysql(pool) => Inner::Mysql(pool.begin().await.map_err(db_error)?),
+        };
+        Ok(WriteTx {
+            inner,
+            dialect: self.dialect(),
+        })
+    }
+}
+
+/// `?` → `$1`, `$2`, … (outside quoted text), for PostgreSQL.
+pub(crate) fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '?') => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Errors from writes: a broken constraint is told apart.
+fn write_error(e: sqlx::Error) -> SqlError {
+    if let sqlx::Error::Database(db) = &e
+        && matches!(
+            db.kind(),
+            sqlx::error::ErrorKind::UniqueViolation | sqlx::error::ErrorKind::ForeignKeyViolation
+        )
+    {
+        return SqlError::Constraint(crate::database::one_line(db.message()));
+    }
+    db_error(e)
+}
+
+impl WriteTx {
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Runs a statement that returns rows.
+    pub async fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<QueryResult, SqlError> {
+        let limits = QueryLimits {
+            max_rows: 10_000,
+            max_bytes: usize::MAX,
+            ..QueryLimits::default()
+        };
+        let mut collector = Collector::new(&limits);
+        macro_rules! collect {
+            ($tx:expr, $sql:expr, $decode:path) => {{
+                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe($sql)), params);
+                let mut rows = query.fetch(&mut **$tx);
+                while let Some(row) = rows.try_next().await.map_err(write_error)? {
+                    if collector.columns.is_empty() {
+                        collector.columns = columns_of(row.columns());
+                    }
+                    let cells = (0..row.len()).map(|i| $decode(&row, i)).collect();
+                    if !collector.push(cells) {
+                        break;
+                    }
+                }
+            }};
+        }
+        match &mut self.inner {
+            Inner::Sqlite(tx) => collect!(tx, sql.to_owned(), decode::sqlite),
+            Inner::Postgres(tx) => collect!(tx, numbered(sql), decode::postgres),
+            Inner::Mysql(tx) => collect!(tx, sql.to_owned(), decode::mysql),
+        }
+        Ok(collector.finish())
+    }
+
+    /// Runs a statement; returns the rows it changed.
+    pub async fn execute(&mut self, sql: &str, params: &[Param]) -> Result<u64, SqlError> {
+        Ok(match &mut self.inner {
+            Inner::Sqlite(tx) => {
+                bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(write_error)?
+                    .rows_affected()
+            }
+            Inner::Postgres(tx) => {
+                bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(write_error)?
+                    .rows_affected()
+            }
+            Inner::Mysql(tx) => bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                .execute(&mut **tx)
+                .await
+                .map_err(write_error)?
+                .rows_affected(),
+        })
+    }
+
+    /// Runs an `INSERT` into a table whose key is an `id` column it generates; returns the new id.
+    pub async fn insert(&mut self, sql: &str, params: &[Param]) -> Result<i64, SqlError> {
+        match &mut self.inner {
+            Inner::Sqlite(tx) => Ok(bind_all!(
+                sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())),
+                params
+            )
+            .execute(&mut **tx)
+            .await
+            .map_err(write_error)?
+            .last_insert_rowid()),
+            Inner::Postgres(tx) => {
+                let sql = format!("{} RETURNING id", numbered(sql));
+                let row = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql)), params)
+                    .fetch_one(&mut **tx)
+                    .await
+                    .map_err(write_error)?;
+                row.try_get::<i64, _>(0)
+                    .or_else(|_| row.try_get::<i32, _>(0).map(i64::from))
+                    .map_err(db_error)
+            }
+            Inner::Mysql(tx) => {
+                let id = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(write_error)?
+                    .last_insert_id();
+                i64::try_from(id)
+                    .map_err(|_| SqlError::Query(format!("the new id {id} is out of range")))
+            }
+        }
+    }
+
+    /// Commits.
+    pub async fn commit(self) -> Result<(), SqlError> {
+        match self.inner {
+            Inner::Sqlite(tx) => tx.commit().await,
+            Inner::Postgres(tx) => tx.commit().await,
+            Inner::Mysql(tx) => tx.commit().await,
+        }
+        .map_err(write_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            numbered("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"),
+            "SELECT * FROM t WHERE a = $1 AND b = '?' AND c = $2"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_transaction_commits_or_rolls_back() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        db.execute_script("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT UNIQUE, day DATE)")
+            .await
+            .unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+        let id = tx
+            .insert(
+                "INSERT INTO t (name, day) VALUES (?, ?)",
+                &[Param::Text("a".into()), Param::Date(day)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(id, 1);
+        tx.commit().await.unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        tx.insert(
+            "INSERT INTO t (name) VALUES (?)",
+            &[Param::Text("b".into())],
+        )
+        .await
+        .unwrap();
+        let dup = tx
+            .insert(
+                "INSERT INTO t (name) VALUES (?)",
+                &[Param::Text("a".into())],
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(dup, SqlError::Constraint(_)), "{dup}");
+        drop(tx);
+        let mut tx = db.begin_write().await.unwrap();
+        let rows = tx
+            .fetch("SELECT name, day FROM t ORDER BY id", &[])
+            .await
+            .unwrap();
+        assert_eq!(
+            rows.rows,
+            vec![vec![
+                serde_json::json!("a"),
+                serde_json::json!("2026-11-21")
+            ]]
+        );
+    }
+}
