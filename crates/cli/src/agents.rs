@@ -1,10 +1,113 @@
-//! The agents the binary runs. Until the business tools arrive, the assistant has the common tools.
+//! Which database and which agent a command runs: `--db` (or `STEWARD_DB`, or the demo database when it exists)
+//! and `--agent` (the router `assistant` on the demo database, the `analyst` on any other).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use steward_core::{Agent, Limits, Toolbox};
+use anyhow::bail;
+use clap::Args;
+use steward_core::{Agent, Limits, Model, Observer, Toolbox};
 use steward_domains::common::{Clock, calculator, current_date};
-use steward_sql::SqlToolkit;
+use steward_domains::{AGENTS, Domain, demo};
+
+/// The database and agent flags of `ask` and `chat`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AgentArgs {
+    /// The business database: sqlite://path, postgres://…, mysql://… (default: the demo database, once
+    /// `steward demo` made it).
+    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    pub(crate) db: Option<String>,
+
+    /// The agent: assistant (routes to the others), expenses, orders, tasks or analyst. Default: assistant on
+    /// the demo database, analyst on any other database.
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(AGENTS))]
+    pub(crate) agent: Option<String>,
+}
+
+/// Where `steward demo` puts the demo database: `$XDG_DATA_HOME/steward/demo.sqlite` or
+/// `~/.local/share/steward/demo.sqlite`.
+pub(crate) fn demo_path() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("steward")
+        .join("demo.sqlite")
+}
+
+/// The business database, when there is one.
+pub(crate) struct Business {
+    pub(crate) domain: Option<Domain>,
+    /// True when the database has the demo's tables (the expenses, orders and tasks agents need them).
+    pub(crate) demo_schema: bool,
+    pub(crate) url: String,
+}
+
+impl Business {
+    /// Opens `--db`, or the demo database when it exists, or nothing.
+    pub(crate) async fn open(db: Option<&str>, clock: Clock) -> anyhow::Result<Self> {
+        let url = match db {
+            Some(url) => url.to_owned(),
+            None => {
+                let path = demo_path();
+                if !path.is_file() {
+                    return Ok(Self {
+                        domain: None,
+                        demo_schema: false,
+                        url: String::new(),
+                    });
+                }
+                format!("sqlite://{}", path.display())
+            }
+        };
+        let (db, _) = crate::db::open(&url).await?;
+        let demo_schema = demo::exists(&db).await;
+        let domain = Domain::open(db.clone(), clock).await?;
+        Ok(Self {
+            domain: Some(domain),
+            demo_schema,
+            url,
+        })
+    }
+
+    /// The agent a command runs when `--agent` is not given.
+    pub(crate) fn default_agent(&self) -> &'static str {
+        if self.domain.is_none() || self.demo_schema {
+            "assistant"
+        } else {
+            "analyst"
+        }
+    }
+
+    /// Builds an agent by name.
+    pub(crate) fn agent(
+        &self,
+        name: &str,
+        model: Arc<dyn Model>,
+        observer: Arc<dyn Observer>,
+        question: Option<&str>,
+        clock: Clock,
+        limits: Limits,
+    ) -> anyhow::Result<Agent> {
+        let Some(domain) = &self.domain else {
+            if name == "assistant" {
+                return basic_assistant(clock, limits);
+            }
+            bail!(
+                "the {name} agent needs a database: run `steward demo` to create the demo database, or pass --db URL"
+            );
+        };
+        if !self.demo_schema && matches!(name, "assistant" | "expenses" | "orders" | "tasks") {
+            bail!(
+                "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
+                 use --agent analyst for questions over this database, or run `steward demo`",
+                self.url
+            );
+        }
+        Ok(domain.agent(name, model, observer, question, limits)?)
+    }
+}
 
 const ASSISTANT: &str = "You are Steward, an assistant that acts carefully on the user's behalf.
 - Call current_date whenever a date matters; never guess today's date.
@@ -12,37 +115,12 @@ const ASSISTANT: &str = "You are Steward, an assistant that acts carefully on th
 - If information you need is missing, ask the user for it instead of guessing.
 - Answer briefly and plainly, and say what you did.";
 
-/// The default assistant.
-pub(crate) fn assistant(clock: Clock, limits: Limits) -> anyhow::Result<Agent> {
+/// The assistant without a database: the date and a calculator.
+fn basic_assistant(clock: Clock, limits: Limits) -> anyhow::Result<Agent> {
     let tools = Toolbox::new()
         .with(current_date(clock))?
         .with(calculator())?;
     Ok(Agent::new("assistant", ASSISTANT, tools)
         .with_description("Answers questions with the date and a calculator.")
         .with_limits(limits))
-}
-
-/// Tokens of schema context in the analyst's instructions.
-const ANALYST_CONTEXT: usize = 1500;
-
-/// The analyst: SQL tools over one database, the date and a calculator; with a question, the schema most
-/// relevant to it is in the instructions.
-pub(crate) fn analyst(
-    kit: &Arc<SqlToolkit>,
-    question: Option<&str>,
-    clock: Clock,
-    limits: Limits,
-) -> anyhow::Result<Agent> {
-    let mut tools = Toolbox::new();
-    for tool in kit.tools() {
-        tools.add(tool)?;
-    }
-    let tools = tools.with(current_date(clock))?.with(calculator())?;
-    Ok(Agent::new(
-        "analyst",
-        kit.analyst_instructions(question, ANALYST_CONTEXT),
-        tools,
-    )
-    .with_description("Answers questions over a SQL database by writing and running read-only SQL.")
-    .with_limits(limits))
 }

@@ -1,5 +1,6 @@
 //! `steward ask`: one question, one answer.
 
+use crate::out::say;
 use std::io::Read;
 use std::sync::Arc;
 
@@ -8,9 +9,10 @@ use clap::Args;
 use serde_json::json;
 use steward_core::{Outcome, Runner};
 
+use crate::agents::{AgentArgs, Business};
 use crate::setup::{ModelArgs, clock};
 use crate::trace::Trace;
-use crate::{agents, exit, session};
+use crate::{exit, session};
 
 /// Arguments of `steward ask`.
 #[derive(Args, Debug)]
@@ -27,9 +29,8 @@ pub(crate) struct AskArgs {
     #[arg(long)]
     json: bool,
 
-    /// Answer over this database with the analyst (SQL tools): sqlite://path, postgres://…, mysql://…
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    agents: AgentArgs,
 
     #[command(flatten)]
     model: ModelArgs,
@@ -51,24 +52,32 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         anyhow::bail!("the question is empty");
     }
     let prices = args.model.prices()?;
-    let agent = match &args.db {
-        Some(url) => {
-            let (db, _) = crate::db::open(url).await?;
-            let kit = steward_sql::SqlToolkit::new(db).await?;
-            agents::analyst(&kit, Some(question), clock()?, args.model.limits())?
-        }
-        None => agents::assistant(clock()?, args.model.limits())?,
-    };
+    let clock = clock()?;
+    let business = Business::open(args.agents.db.as_deref(), clock.clone()).await?;
     let model = args.model.connect().await?;
     let model_name = model.name().to_owned();
     let trace = Arc::new(Trace::new(args.trace, &model_name, prices));
+    let name = args
+        .agents
+        .agent
+        .clone()
+        .unwrap_or_else(|| business.default_agent().to_owned());
+    let agent = business.agent(
+        &name,
+        model.clone(),
+        trace.clone(),
+        Some(question),
+        clock,
+        args.model.limits(),
+    )?;
+    hint_without_database(&business);
     let runner = Runner::new(Arc::new(agent), model).with_observer(trace.clone());
 
     let mut run = runner.start(question);
     let outcome = session::drive(&runner, &mut run).await;
 
     if args.json {
-        let usage = run.usage();
+        let usage = trace.total_usage();
         let output = json!({
             "answer": outcome.answer(),
             "outcome": outcome.name(),
@@ -83,12 +92,24 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
             },
             "transcript": run.transcript(),
         });
-        println!("{}", serde_json::to_string_pretty(&output)?);
+        say!("{}", serde_json::to_string_pretty(&output)?);
     } else {
         match &outcome {
-            Outcome::Answered { answer } => println!("{answer}"),
+            Outcome::Answered { answer } => say!("{answer}"),
             other => eprintln!("{} {other}", crate::style::Style::stderr().error("error:")),
         }
     }
     Ok(exit::for_outcome(&outcome))
+}
+
+/// On a terminal, says once that there is no database behind the assistant.
+pub(crate) fn hint_without_database(business: &Business) {
+    use std::io::IsTerminal;
+    if business.domain.is_none() && std::io::stderr().is_terminal() {
+        eprintln!(
+            "{}",
+            crate::style::Style::stderr()
+                .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
+        );
+    }
 }

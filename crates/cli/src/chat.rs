@@ -1,5 +1,6 @@
 //! `steward chat`: a conversation in the terminal, with line editing and history.
 
+use crate::out::say;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,24 +9,24 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use steward_core::{Outcome, Run, Runner};
 
+use crate::agents::{AgentArgs, Business};
 use crate::setup::{ModelArgs, clock};
 use crate::style::Style;
 use crate::trace::Trace;
-use crate::{agents, exit, session};
+use crate::{exit, session};
 
 /// Arguments of `steward chat`.
 #[derive(Args, Debug)]
 pub(crate) struct ChatArgs {
     /// Start with the step trace on (toggle with /trace on|off).
     #[arg(long)]
-    trace: bool,
-
-    /// Talk about this database with the analyst (SQL tools): sqlite://path, postgres://…, mysql://…
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
-    db: Option<String>,
+    pub(crate) trace: bool,
 
     #[command(flatten)]
-    model: ModelArgs,
+    pub(crate) agents: AgentArgs,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 const HELP: &str = "/reset        start a new conversation
@@ -36,17 +37,25 @@ const HELP: &str = "/reset        start a new conversation
 /// Runs `steward chat` until the user leaves.
 pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let prices = args.model.prices()?;
-    let agent = Arc::new(match &args.db {
-        Some(url) => runtime.block_on(async {
-            let (db, _) = crate::db::open(url).await?;
-            let kit = steward_sql::SqlToolkit::new(db).await?;
-            agents::analyst(&kit, None, clock()?, args.model.limits())
-        })?,
-        None => agents::assistant(clock()?, args.model.limits())?,
-    });
+    let clock = clock()?;
+    let business = runtime.block_on(Business::open(args.agents.db.as_deref(), clock.clone()))?;
     let model = runtime.block_on(args.model.connect())?;
     let trace = Arc::new(Trace::new(args.trace, model.name(), prices));
-    let runner = Runner::new(agent, model.clone()).with_observer(trace.clone());
+    let name = args
+        .agents
+        .agent
+        .clone()
+        .unwrap_or_else(|| business.default_agent().to_owned());
+    let agent = business.agent(
+        &name,
+        model.clone(),
+        trace.clone(),
+        None,
+        clock,
+        args.model.limits(),
+    )?;
+    crate::ask::hint_without_database(&business);
+    let runner = Runner::new(Arc::new(agent), model.clone()).with_observer(trace.clone());
     let style = Style::stderr();
     eprintln!(
         "{} {}",
@@ -114,7 +123,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
             None => conversation.insert(runner.start(input)),
         };
         match runtime.block_on(session::drive(&runner, run)) {
-            Outcome::Answered { answer } => println!("{answer}"),
+            Outcome::Answered { answer } => say!("{answer}"),
             Outcome::Cancelled => eprintln!("{}", style.dim("(cancelled)")),
             other => eprintln!("{} {other}", style.error("error:")),
         }

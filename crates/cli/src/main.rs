@@ -4,12 +4,15 @@ mod agents;
 mod ask;
 mod chat;
 mod db;
+mod demo;
 mod exit;
+mod out;
 mod schema;
 mod session;
 mod setup;
 mod sql;
 mod style;
+mod tools;
 mod trace;
 
 use std::process::ExitCode;
@@ -37,6 +40,11 @@ enum Command {
     /// Check SQL with the read-only guard, or run it read-only.
     #[command(subcommand)]
     Sql(sql::SqlCommand),
+    /// Create the demo database (a small shop), list things to ask, and open chat when a model is configured.
+    Demo(demo::DemoArgs),
+    /// List the tools the model sees, or call one exactly as the model would, without a model.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +64,8 @@ fn main() -> ExitCode {
         Command::Chat(args) => chat::run(args, &runtime),
         Command::Schema(args) => runtime.block_on(schema::run(args)),
         Command::Sql(command) => runtime.block_on(sql::run(command)),
+        Command::Demo(args) => demo::run(args, &runtime),
+        Command::Tools(command) => runtime.block_on(tools::run(command)),
     };
     match result {
         Ok(code) => ExitCode::from(code),

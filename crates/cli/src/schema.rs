@@ -1,5 +1,6 @@
 //! `steward schema`: the schema context a model would get, for the whole database or for a question.
 
+use crate::out::say;
 use clap::Args;
 use steward_sql::schema_context;
 
@@ -30,9 +31,9 @@ pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
     let (_db, catalog) = db::open(&args.db).await?;
     let context = schema_context(&catalog, args.question.as_deref(), args.budget);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&context)?);
+        say!("{}", serde_json::to_string_pretty(&context)?);
     } else {
-        print!("{}", context.text);
+        crate::out::text(&context.text);
         eprintln!(
             "{}",
             crate::style::Style::stderr().dim(&format!(

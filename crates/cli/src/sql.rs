@@ -1,5 +1,6 @@
 //! `steward sql check` and `steward sql run`.
 
+use crate::out::say;
 use std::io::Read;
 use std::time::Duration;
 
@@ -99,7 +100,7 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
     if args.json {
         let reasons: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
         let codes: Vec<&str> = verdict.reasons.iter().map(|r| r.code.as_str()).collect();
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "allowed": verdict.allowed,
@@ -116,7 +117,7 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
             .unwrap_or("other")
             .to_owned();
         if verdict.allowed {
-            println!(
+            say!(
                 "allowed ({class}); tables: {}",
                 if verdict.tables.is_empty() {
                     "none".to_owned()
@@ -125,9 +126,9 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
                 }
             );
         } else {
-            println!("{} ({class})", style.error("refused"));
+            say!("{} ({class})", style.error("refused"));
             for reason in &verdict.reasons {
-                println!("- {} [{}]", reason.message, reason.code);
+                say!("- {} [{}]", reason.message, reason.code);
             }
         }
     }
@@ -150,7 +151,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     match result {
         Ok(result) => {
             if args.json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&json!({
                         "columns": result.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
@@ -166,7 +167,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
         }
         Err(error @ (SqlError::Refused(_) | SqlError::Query(_) | SqlError::Timeout(_))) => {
             if args.json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
                 );
@@ -220,11 +221,11 @@ fn print_table(result: &QueryResult) {
             .trim_end()
             .to_owned()
     };
-    println!(
+    say!(
         "{}",
         line(result.columns.iter().map(|c| c.name.as_str()).collect())
     );
-    println!(
+    say!(
         "{}",
         widths
             .iter()
@@ -233,7 +234,7 @@ fn print_table(result: &QueryResult) {
             .join("-+-")
     );
     for row in &cells {
-        println!("{}", line(row.iter().map(String::as_str).collect()));
+        say!("{}", line(row.iter().map(String::as_str).collect()));
     }
     let n = result.rows.len();
     let style = Style::stderr();

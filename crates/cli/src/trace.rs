@@ -1,6 +1,7 @@
 //! The terminal trace: each step's thought, tool calls with their arguments and observations, on standard
 //! error, and a spinner while the model or a tool works.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +24,10 @@ pub(crate) struct Trace {
     model: String,
     prices: PriceTable,
     spinner: Mutex<Option<ProgressBar>>,
+    /// Sub-agents' runs by id: their agent and nesting depth.
+    runs: Mutex<HashMap<String, (String, usize)>>,
+    /// Tokens of every run, sub-agents included.
+    total: Mutex<Usage>,
 }
 
 impl Trace {
@@ -35,7 +40,37 @@ impl Trace {
             model: model.to_owned(),
             prices,
             spinner: Mutex::new(None),
+            runs: Mutex::new(HashMap::new()),
+            total: Mutex::new(Usage::default()),
         }
+    }
+
+    /// Tokens used by every run reported so far, sub-agents included.
+    pub(crate) fn total_usage(&self) -> Usage {
+        *self
+            .total
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `  [expenses] ` for a sub-agent's run, nothing for the top run.
+    fn prefix(&self, run_id: &str) -> String {
+        let runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match runs.get(run_id) {
+            Some((agent, depth)) if *depth > 0 => format!("{}[{agent}] ", "  ".repeat(*depth)),
+            _ => String::new(),
+        }
+    }
+
+    fn depth(&self, run_id: &str) -> usize {
+        let runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.get(run_id).map_or(0, |(_, d)| *d)
     }
 
     /// Turns the step trace on or off.
@@ -123,8 +158,19 @@ impl Observer for Trace {
     fn on_event(&self, event: &Event) {
         let s = self.style;
         match event {
-            Event::ModelRequest { step, .. } => self.spin(format!("thinking (step {step})")),
+            Event::RunStarted { run_id, agent, .. } => {
+                let depth = run_id.matches('/').count();
+                self.runs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(run_id.clone(), (agent.clone(), depth));
+            }
+            Event::ModelRequest { run_id, step, .. } => {
+                let who = self.prefix(run_id);
+                self.spin(format!("{who}thinking (step {step})"));
+            }
             Event::ModelResponse {
+                run_id,
                 step,
                 content,
                 tool_calls,
@@ -133,51 +179,69 @@ impl Observer for Trace {
                 ..
             } => {
                 self.stop();
-                self.line(s.bold(&format!(
-                    "step {step} · {} · {:.1} s · {} in / {} out tokens",
-                    self.model,
-                    *duration_ms as f64 / 1000.0,
-                    usage.input_tokens,
-                    usage.output_tokens
-                )));
+                self.total
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .add(*usage);
+                let p = self.prefix(run_id);
+                self.line(format!(
+                    "{p}{}",
+                    s.bold(&format!(
+                        "step {step} · {} · {:.1} s · {} in / {} out tokens",
+                        self.model,
+                        *duration_ms as f64 / 1000.0,
+                        usage.input_tokens,
+                        usage.output_tokens
+                    ))
+                ));
                 if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty())
                     && !tool_calls.is_empty()
                 {
-                    self.line(format!("  {} {}", s.dim("thought"), one_line(text)));
+                    self.line(format!("{p}  {} {}", s.dim("thought"), one_line(text)));
                 }
             }
-            Event::ToolCall { call, .. } => {
+            Event::ToolCall { run_id, call } => {
+                let p = self.prefix(run_id);
                 self.line(format!(
-                    "  {} {} {}",
+                    "{p}  {} {} {}",
                     s.call("call"),
                     s.bold(&call.name),
                     call.arguments
                 ));
-                self.spin(format!("running {}", call.name));
+                self.spin(format!("{p}running {}", call.name));
             }
             Event::ValidationError {
-                call, rejection, ..
+                run_id,
+                call,
+                rejection,
             } => {
+                let p = self.prefix(run_id);
                 self.line(format!(
-                    "  {} {} {}",
+                    "{p}  {} {} {}",
                     s.error("invalid"),
                     s.bold(&call.name),
                     one_line(&call.arguments)
                 ));
                 self.line(format!(
-                    "  {} {}",
+                    "{p}  {} {}",
                     s.dim("  ->"),
                     shown(&rejection.observation)
                 ));
             }
-            Event::ToolDenied { call, reason, .. } => {
+            Event::ToolDenied {
+                run_id,
+                call,
+                reason,
+            } => {
+                let p = self.prefix(run_id);
                 self.line(format!(
-                    "  {} {}: {reason}",
+                    "{p}  {} {}: {reason}",
                     s.error("denied"),
                     s.bold(&call.name)
                 ));
             }
             Event::ToolResult {
+                run_id,
                 tool,
                 content,
                 is_error,
@@ -185,32 +249,50 @@ impl Observer for Trace {
                 ..
             } => {
                 self.stop();
+                let p = self.prefix(run_id);
                 let label = if *is_error {
                     s.error("failed")
                 } else {
                     s.dim("result")
                 };
-                self.line(format!("  {label} {tool}: {}", shown(content)));
+                self.line(format!("{p}  {label} {tool}: {}", shown(content)));
                 if let Some(d) = diagnostic {
-                    self.line(format!("  {} {d}", s.warn("diagnostic")));
+                    self.line(format!("{p}  {} {d}", s.warn("diagnostic")));
                 }
             }
-            Event::ApprovalRequested { call, reason, .. } => {
+            Event::ApprovalRequested {
+                run_id,
+                call,
+                reason,
+            } => {
                 self.stop();
+                let p = self.prefix(run_id);
                 self.line(format!(
-                    "  {} {}: {reason}",
+                    "{p}  {} {}: {reason}",
                     s.warn("approval needed"),
                     s.bold(&call.name)
                 ));
             }
             Event::Finished {
+                run_id,
                 outcome,
                 usage,
                 steps,
-                ..
             } => {
                 self.stop();
-                self.line(self.summary(outcome, *usage, *steps));
+                if self.depth(run_id) == 0 {
+                    self.line(self.summary(outcome, self.total_usage(), *steps));
+                } else {
+                    let p = self.prefix(run_id);
+                    let what = match outcome {
+                        Outcome::Answered { .. } => s.good("answered"),
+                        other => s.error(&other.to_string()),
+                    };
+                    self.line(format!(
+                        "{p}{what} {}",
+                        s.dim(&format!("· {steps} steps · {} tokens", usage.total()))
+                    ));
+                }
             }
             _ => {}
         }

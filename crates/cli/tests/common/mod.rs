@@ -84,6 +84,10 @@ pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
         .env("STEWARD_NOW", "2026-11-21T09:30:00+01:00")
         // No Ollama is ever picked up by accident.
         .env("OLLAMA_HOST", "127.0.0.1:9")
+        // Each run has its own data, cache and state folders (the demo database lives in the first).
+        .env("XDG_DATA_HOME", scratch_dir("data"))
+        .env("XDG_CACHE_HOME", scratch_dir("cache"))
+        .env("XDG_STATE_HOME", scratch_dir("state"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -98,6 +102,17 @@ pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// A fresh folder under the test's temporary directory.
+pub fn scratch_dir(what: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{what}-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.display().to_string()
 }
 
 pub fn text(bytes: &[u8]) -> String {
