@@ -124,3 +124,53 @@ fn basic_assistant(clock: Clock, limits: Limits) -> anyhow::Result<Agent> {
         .with_description("Answers questions with the date and a calculator.")
         .with_limits(limits))
 }
+
+/// What `ask` and `chat` run: the runner over the chosen agent and model, and the trace that watches it.
+pub(crate) struct Session {
+    pub(crate) runner: steward_core::Runner,
+    pub(crate) trace: Arc<crate::trace::Trace>,
+    pub(crate) model_name: String,
+}
+
+impl Session {
+    /// Opens the database, connects the model and builds the agent; `question` ranks the analyst's schema.
+    pub(crate) async fn open(
+        agents: &AgentArgs,
+        model: &crate::setup::ModelArgs,
+        trace: bool,
+        question: Option<&str>,
+    ) -> anyhow::Result<Self> {
+        let prices = model.prices()?;
+        let clock = crate::setup::clock()?;
+        let business = Business::open(agents.db.as_deref(), clock.clone()).await?;
+        let connected = model.connect().await?;
+        let model_name = connected.name().to_owned();
+        let trace = Arc::new(crate::trace::Trace::new(trace, &model_name, prices));
+        let name = agents
+            .agent
+            .clone()
+            .unwrap_or_else(|| business.default_agent().to_owned());
+        let agent = business.agent(
+            &name,
+            connected.clone(),
+            trace.clone(),
+            question,
+            clock,
+            model.limits(),
+        )?;
+        if business.domain.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!(
+                "{}",
+                crate::style::Style::stderr()
+                    .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
+            );
+        }
+        let runner =
+            steward_core::Runner::new(Arc::new(agent), connected).with_observer(trace.clone());
+        Ok(Self {
+            runner,
+            trace,
+            model_name,
+        })
+    }
+}

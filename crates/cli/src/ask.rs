@@ -2,16 +2,14 @@
 
 use crate::out::say;
 use std::io::Read;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
-use steward_core::{Outcome, Runner};
+use steward_core::Outcome;
 
-use crate::agents::{AgentArgs, Business};
-use crate::setup::{ModelArgs, clock};
-use crate::trace::Trace;
+use crate::agents::{AgentArgs, Session};
+use crate::setup::ModelArgs;
 use crate::{exit, session};
 
 /// Arguments of `steward ask`.
@@ -51,27 +49,11 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
     if question.is_empty() {
         anyhow::bail!("the question is empty");
     }
-    let prices = args.model.prices()?;
-    let clock = clock()?;
-    let business = Business::open(args.agents.db.as_deref(), clock.clone()).await?;
-    let model = args.model.connect().await?;
-    let model_name = model.name().to_owned();
-    let trace = Arc::new(Trace::new(args.trace, &model_name, prices));
-    let name = args
-        .agents
-        .agent
-        .clone()
-        .unwrap_or_else(|| business.default_agent().to_owned());
-    let agent = business.agent(
-        &name,
-        model.clone(),
-        trace.clone(),
-        Some(question),
-        clock,
-        args.model.limits(),
-    )?;
-    hint_without_database(&business);
-    let runner = Runner::new(Arc::new(agent), model).with_observer(trace.clone());
+    let Session {
+        runner,
+        trace,
+        model_name,
+    } = Session::open(&args.agents, &args.model, args.trace, Some(question)).await?;
 
     let mut run = runner.start(question);
     let outcome = session::drive(&runner, &mut run).await;
@@ -100,16 +82,4 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::for_outcome(&outcome))
-}
-
-/// On a terminal, says once that there is no database behind the assistant.
-pub(crate) fn hint_without_database(business: &Business) {
-    use std::io::IsTerminal;
-    if business.domain.is_none() && std::io::stderr().is_terminal() {
-        eprintln!(
-            "{}",
-            crate::style::Style::stderr()
-                .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
-        );
-    }
 }

@@ -2,17 +2,15 @@
 
 use crate::out::say;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
-use steward_core::{Outcome, Run, Runner};
+use steward_core::{Outcome, Run};
 
-use crate::agents::{AgentArgs, Business};
-use crate::setup::{ModelArgs, clock};
+use crate::agents::{AgentArgs, Session};
+use crate::setup::ModelArgs;
 use crate::style::Style;
-use crate::trace::Trace;
 use crate::{exit, session};
 
 /// Arguments of `steward chat`.
@@ -36,33 +34,18 @@ const HELP: &str = "/reset        start a new conversation
 
 /// Runs `steward chat` until the user leaves.
 pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
-    let prices = args.model.prices()?;
-    let clock = clock()?;
-    let business = runtime.block_on(Business::open(args.agents.db.as_deref(), clock.clone()))?;
-    let model = runtime.block_on(args.model.connect())?;
-    let trace = Arc::new(Trace::new(args.trace, model.name(), prices));
-    let name = args
-        .agents
-        .agent
-        .clone()
-        .unwrap_or_else(|| business.default_agent().to_owned());
-    let agent = business.agent(
-        &name,
-        model.clone(),
-        trace.clone(),
-        None,
-        clock,
-        args.model.limits(),
-    )?;
-    crate::ask::hint_without_database(&business);
-    let runner = Runner::new(Arc::new(agent), model.clone()).with_observer(trace.clone());
+    let Session {
+        runner,
+        trace,
+        model_name,
+    } = runtime.block_on(Session::open(&args.agents, &args.model, args.trace, None))?;
     let style = Style::stderr();
     eprintln!(
         "{} {}",
         style.bold("steward chat"),
         style.dim(&format!(
             "· {} · /help for commands, /exit or Ctrl-D to leave",
-            model.name()
+            model_name
         ))
     );
 

@@ -96,6 +96,34 @@ pub fn get_order(store: Store) -> impl Tool {
     .read_only()
 }
 
+/// Conditions on `o.ordered_at` for an inclusive range of days.
+fn ordered_between(
+    store: &Store,
+    from: Option<&str>,
+    to: Option<&str>,
+    clauses: &mut Vec<String>,
+    params: &mut Vec<Param>,
+) -> Result<(), ToolError> {
+    let today = store.today();
+    if let Some(from) = from {
+        clauses.push("o.ordered_at >= ?".into());
+        params.push(Param::Timestamp(
+            parse_day(from, today)
+                .map_err(ToolError::new)?
+                .and_time(chrono::NaiveTime::MIN),
+        ));
+    }
+    if let Some(to) = to {
+        let end = parse_day(to, today)
+            .map_err(ToolError::new)?
+            .succ_opt()
+            .unwrap_or(today);
+        clauses.push("o.ordered_at < ?".into());
+        params.push(Param::Timestamp(end.and_time(chrono::NaiveTime::MIN)));
+    }
+    Ok(())
+}
+
 /// Order statuses.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 pub enum OrderStatus {
@@ -172,16 +200,7 @@ pub fn find_orders(store: Store) -> impl Tool {
                     clauses.push("o.status = ?".into());
                     params.push(Param::Text(status.as_str().to_owned()));
                 }
-                let today = store.today();
-                if let Some(from) = &args.from {
-                    clauses.push("o.ordered_at >= ?".into());
-                    params.push(Param::Timestamp(parse_day(from, today).map_err(ToolError::new)?.and_time(chrono::NaiveTime::MIN)));
-                }
-                if let Some(to) = &args.to {
-                    let end = parse_day(to, today).map_err(ToolError::new)?.succ_opt().unwrap_or(today);
-                    clauses.push("o.ordered_at < ?".into());
-                    params.push(Param::Timestamp(end.and_time(chrono::NaiveTime::MIN)));
-                }
+                ordered_between(&store, args.from.as_deref(), args.to.as_deref(), &mut clauses, &mut params)?;
                 let clause = clauses.join(" AND ");
                 let size = args.page_size.unwrap_or(10).clamp(1, 25);
                 let page = args.page.unwrap_or(1).max(1);
@@ -237,18 +256,9 @@ pub fn order_stats(store: Store) -> impl Tool {
         move |_ctx, args: OrderStats| {
             let store = store.clone();
             async move {
-                let today = store.today();
                 let mut clauses = vec!["1 = 1".to_owned()];
                 let mut params = Vec::new();
-                if let Some(from) = &args.from {
-                    clauses.push("o.ordered_at >= ?".into());
-                    params.push(Param::Timestamp(parse_day(from, today).map_err(ToolError::new)?.and_time(chrono::NaiveTime::MIN)));
-                }
-                if let Some(to) = &args.to {
-                    let end = parse_day(to, today).map_err(ToolError::new)?.succ_opt().unwrap_or(today);
-                    clauses.push("o.ordered_at < ?".into());
-                    params.push(Param::Timestamp(end.and_time(chrono::NaiveTime::MIN)));
-                }
+                ordered_between(&store, args.from.as_deref(), args.to.as_deref(), &mut clauses, &mut params)?;
                 let clause = clauses.join(" AND ");
                 let by_status = store
                     .read(&format!("SELECT o.status, COUNT(*), ROUND(SUM(o.total), 2) FROM orders o WHERE {clause} GROUP BY o.status ORDER BY COUNT(*) DESC"), &params)

@@ -1,14 +1,13 @@
 //! Writes: one transaction on the read-write connection, for code (domain tools, the demo generator) — never
 //! for SQL a model wrote. Statements use `?` placeholders in every dialect (turned into `$n` for PostgreSQL).
 
-use futures_util::TryStreamExt as _;
 use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
 
 use crate::database::{Database, Pools};
 use crate::dialect::Dialect;
 use crate::error::SqlError;
 use crate::execute::{
-    Collector, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error, decode,
+    Collector, Param, QueryLimits, QueryResult, bind_all, collect_rows, db_error, decode,
 };
 
 enum Inner {
@@ -94,26 +93,18 @@ impl WriteTx {
             ..QueryLimits::default()
         };
         let mut collector = Collector::new(&limits);
-        macro_rules! collect {
-            ($tx:expr, $sql:expr, $decode:path) => {{
-                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe($sql)), params);
-                let mut rows = query.fetch(&mut **$tx);
-                while let Some(row) = rows.try_next().await.map_err(write_error)? {
-                    if collector.columns.is_empty() {
-                        collector.columns = columns_of(row.columns());
-                    }
-                    let cells = (0..row.len()).map(|i| $decode(&row, i)).collect();
-                    if !collector.push(cells) {
-                        break;
-                    }
-                }
-            }};
-        }
         match &mut self.inner {
-            Inner::Sqlite(tx) => collect!(tx, sql.to_owned(), decode::sqlite),
-            Inner::Postgres(tx) => collect!(tx, numbered(sql), decode::postgres),
-            Inner::Mysql(tx) => collect!(tx, sql.to_owned(), decode::mysql),
+            Inner::Sqlite(tx) => collect_rows!(&mut **tx, sql, params, decode::sqlite, collector),
+            Inner::Postgres(tx) => collect_rows!(
+                &mut **tx,
+                numbered(sql),
+                params,
+                decode::postgres,
+                collector
+            ),
+            Inner::Mysql(tx) => collect_rows!(&mut **tx, sql, params, decode::mysql, collector),
         }
+        .map_err(write_error)?;
         Ok(collector.finish())
     }
 

@@ -8,10 +8,9 @@ mod limit;
 
 use std::time::{Duration, Instant};
 
-use futures_util::TryStreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{Executor as _, Row as _, Statement as _, TypeInfo as _};
+use sqlx::TypeInfo as _;
 
 use crate::database::{Database, Pools, one_line};
 use crate::enrich;
@@ -267,6 +266,46 @@ macro_rules! bind_all {
 }
 pub(crate) use bind_all;
 
+/// Streams the rows of `$sql` on the connection `$conn` (an expression giving `&mut` connection, evaluated
+/// each time it is used) into `$collector`, stopping at its caps; an empty result gets its column names from the
+/// prepared statement. Evaluates to the stream's `Result<(), sqlx::Error>`.
+macro_rules! collect_rows {
+    ($conn:expr, $sql:expr, $params:expr, $decode:path, $collector:expr) => {{
+        let outcome: Result<(), sqlx::Error> = async {
+            let query = $crate::execute::bind_all!(
+                sqlx::query(sqlx::AssertSqlSafe($sql.to_owned())),
+                $params
+            );
+            let mut rows = query.fetch($conn);
+            while let Some(row) = futures_util::TryStreamExt::try_next(&mut rows).await? {
+                if $collector.columns.is_empty() {
+                    $collector.columns = $crate::execute::columns_of(sqlx::Row::columns(&row));
+                }
+                let cells = (0..sqlx::Row::len(&row))
+                    .map(|i| $decode(&row, i))
+                    .collect();
+                if !$collector.push(cells) {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        .await;
+        if $collector.columns.is_empty()
+            && outcome.is_ok()
+            && let Ok(described) = sqlx::Executor::prepare(
+                $conn,
+                sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe($sql.to_owned())),
+            )
+            .await
+        {
+            $collector.columns = $crate::execute::columns_of(sqlx::Statement::columns(&described));
+        }
+        outcome
+    }};
+}
+pub(crate) use collect_rows;
+
 pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
     let text = one_line(&e.to_string());
     let text = text.trim_start_matches("error returned from database: ");
@@ -308,34 +347,7 @@ async fn sqlite(
         .map_err(db_error)?
         .set_progress_handler(10_000, move || Instant::now() < deadline);
     let mut collector = Collector::new(limits);
-    let outcome: Result<(), sqlx::Error> = async {
-        let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let mut rows = query.fetch(&mut *conn);
-        while let Some(row) = rows.try_next().await? {
-            if collector.columns.is_empty() {
-                collector.columns = columns_of(row.columns());
-            }
-            let cells = (0..row.len()).map(|i| decode::sqlite(&row, i)).collect();
-            if !collector.push(cells) {
-                break;
-            }
-        }
-        Ok(())
-    }
-    .await;
-    if let Ok(mut handle) = conn.lock_handle().await {
-        handle.remove_progress_handler();
-    }
-    if collector.columns.is_empty()
-        && outcome.is_ok()
-        && let Ok(described) = (&mut *conn)
-            .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(
-                sql.to_owned(),
-            )))
-            .await
-    {
-        collector.columns = columns_of(described.columns());
-    }
+    let outcome = collect_rows!(&mut *conn, sql, params, decode::sqlite, collector);
     if shared {
         // The same connection also writes (an in-memory database): give it back writable.
         let _ = sqlx::query("PRAGMA query_only = OFF")
@@ -371,31 +383,7 @@ async fn postgres(
         .await
         .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let outcome: Result<(), sqlx::Error> = async {
-        let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let mut rows = query.fetch(&mut *tx);
-        while let Some(row) = rows.try_next().await? {
-            if collector.columns.is_empty() {
-                collector.columns = columns_of(row.columns());
-            }
-            let cells = (0..row.len()).map(|i| decode::postgres(&row, i)).collect();
-            if !collector.push(cells) {
-                break;
-            }
-        }
-        Ok(())
-    }
-    .await;
-    if collector.columns.is_empty()
-        && outcome.is_ok()
-        && let Ok(described) = (&mut *tx)
-            .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(
-                sql.to_owned(),
-            )))
-            .await
-    {
-        collector.columns = columns_of(described.columns());
-    }
+    let outcome = collect_rows!(&mut *tx, sql, params, decode::postgres, collector);
     let _ = tx.rollback().await;
     match outcome {
         Ok(()) => Ok(collector.finish()),
@@ -440,31 +428,7 @@ async fn mysql(
         .await
         .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let outcome: Result<(), sqlx::Error> = async {
-        let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let mut rows = query.fetch(&mut *conn);
-        while let Some(row) = rows.try_next().await? {
-            if collector.columns.is_empty() {
-                collector.columns = columns_of(row.columns());
-            }
-            let cells = (0..row.len()).map(|i| decode::mysql(&row, i)).collect();
-            if !collector.push(cells) {
-                break;
-            }
-        }
-        Ok(())
-    }
-    .await;
-    if collector.columns.is_empty()
-        && outcome.is_ok()
-        && let Ok(described) = (&mut *conn)
-            .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(
-                sql.to_owned(),
-            )))
-            .await
-    {
-        collector.columns = columns_of(described.columns());
-    }
+    let outcome = collect_rows!(&mut *conn, sql, params, decode::mysql, collector);
     let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
     let _ = sqlx::query(sqlx::AssertSqlSafe(reset))
         .execute(&mut *conn)
