@@ -1,0 +1,266 @@
+//! Schema context: compact DDL-like text with keys, foreign keys and sample values, within a token budget.
+//!
+//! Given a question, tables are ranked lexically (names, comments and sample values, with snake_case and
+//! camelCase split and light stemming, weighted by how rare each word is across tables); the tables on the
+//! foreign-key paths that connect the chosen ones are added, and join hints close the text.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use steward_core::estimate_tokens;
+
+use crate::catalog::{Catalog, Table};
+
+/// The schema text for a model, and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaContext {
+    /// The tables described, in the order they appear.
+    pub tables: Vec<String>,
+    /// The estimated tokens of `text`.
+    pub tokens: usize,
+    /// The text.
+    pub text: String,
+}
+
+mod rank;
+mod render;
+
+use rank::ranked;
+pub(crate) use rank::terms;
+use render::{join_hints, render_table};
+
+/// Builds the schema context of `catalog` for `question` (or the whole schema), within `budget` tokens.
+pub fn schema_context(catalog: &Catalog, question: Option<&str>, budget: usize) -> SchemaContext {
+    let (order, relevant) = match question.map(str::trim).filter(|q| !q.is_empty()) {
+        Some(q) => ranked(catalog, q),
+        None => ((0..catalog.tables.len()).collect(), catalog.tables.len()),
+    };
+    let terms: BTreeSet<String> = question
+        .map(terms)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    let mut text = String::new();
+    let mut tokens = 0;
+    let mut included: Vec<usize> = Vec::new();
+    for (position, &i) in order.iter().enumerate() {
+        if position == relevant {
+            // Join hints for the relevant tables come before the rest of the schema.
+            let hints = join_hints(catalog, &included);
+            if !hints.is_empty() && tokens + estimate_tokens(&hints) <= budget {
+                tokens += estimate_tokens(&hints);
+                text.push_str(&hints);
+            }
+        }
+        let table = &catalog.tables[i];
+        let full = render_table(catalog.dialect, table, None);
+        let block = if tokens + estimate_tokens(&full) <= budget {
+            full
+        } else {
+            let compact = render_table(catalog.dialect, table, Some(&terms));
+            if tokens + estimate_tokens(&compact) > budget {
+                continue;
+            }
+            compact
+        };
+        tokens += estimate_tokens(&block);
+        text.push_str(&block);
+        included.push(i);
+    }
+    if relevant >= order.len() {
+        let hints = join_hints(catalog, &included);
+        if !hints.is_empty() && tokens + estimate_tokens(&hints) <= budget {
+            tokens += estimate_tokens(&hints);
+            text.push_str(&hints);
+        }
+    }
+    let mut shown = vec![false; catalog.tables.len()];
+    for &i in &included {
+        shown[i] = true;
+    }
+    let rest: Vec<&str> = (0..catalog.tables.len())
+        .filter(|&i| !shown[i])
+        .map(|i| catalog.tables[i].name.as_str())
+        .collect();
+    if !rest.is_empty() {
+        let mut line = String::from("-- Other tables:");
+        for name in &rest {
+            if tokens + estimate_tokens(&line) + estimate_tokens(name) + 2 > budget {
+                line.push_str(" …");
+                break;
+            }
+            line.push(' ');
+            line.push_str(name);
+        }
+        line.push('\n');
+        if tokens + estimate_tokens(&line) <= budget {
+            tokens += estimate_tokens(&line);
+            text.push_str(&line);
+        }
+    }
+    SchemaContext {
+        tables: included
+            .iter()
+            .map(|&i| catalog.tables[i].name.clone())
+            .collect(),
+        tokens,
+        text,
+    }
+}
+
+/// The full description of some tables (all columns, keys, samples) and the joins between them.
+pub fn describe_tables(catalog: &Catalog, tables: &[&Table]) -> String {
+    let mut text: String = tables
+        .iter()
+        .map(|t| render_table(catalog.dialect, t, None))
+        .collect();
+    let indexes: Vec<usize> = catalog
+        .tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| tables.iter().any(|w| w.name == t.name))
+        .map(|(i, _)| i)
+        .collect();
+    text.push_str(&join_hints(catalog, &indexes));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Column, ForeignKey, TableKind};
+    use crate::dialect::Dialect;
+
+    fn col(name: &str, samples: &[&str]) -> Column {
+        Column {
+            name: name.into(),
+            data_type: "TEXT".into(),
+            nullable: true,
+            default: None,
+            comment: None,
+            samples: samples.iter().map(|s| (*s).into()).collect(),
+        }
+    }
+
+    fn table(name: &str, columns: Vec<Column>, fks: Vec<(&str, &str, &str)>) -> Table {
+        Table {
+            name: name.into(),
+            kind: TableKind::Table,
+            comment: None,
+            primary_key: vec![columns[0].name.clone()],
+            columns,
+            foreign_keys: fks
+                .into_iter()
+                .map(|(c, t, r)| ForeignKey {
+                    columns: vec![c.into()],
+                    table: t.into(),
+                    referenced: vec![r.into()],
+                })
+                .collect(),
+            rows: Some(10),
+        }
+    }
+
+    fn shop() -> Catalog {
+        let mut tables = vec![
+            table(
+                "customers",
+                vec![col("customer_id", &[]), col("full_name", &["Ada Lovelace"])],
+                vec![],
+            ),
+            table(
+                "orders",
+                vec![
+                    col("order_id", &[]),
+                    col("customer_id", &[]),
+                    col("status", &["IN TRANSIT", "DELIVERED"]),
+                ],
+                vec![("customer_id", "customers", "customer_id")],
+            ),
+            table(
+                "order_items",
+                vec![
+                    col("item_id", &[]),
+                    col("order_id", &[]),
+                    col("product_id", &[]),
+                ],
+                vec![
+                    ("order_id", "orders", "order_id"),
+                    ("product_id", "products", "product_id"),
+                ],
+            ),
+            table(
+                "products",
+                vec![col("product_id", &[]), col("title", &["Espresso machine"])],
+                vec![],
+            ),
+        ];
+        for i in 0..30 {
+            tables.push(table(
+                &format!("audit_{i}"),
+                vec![col("event_id", &[]), col("payload", &[])],
+                vec![],
+            ));
+        }
+        Catalog::new(Dialect::Sqlite, tables)
+    }
+
+    #[test]
+    fn terms_split_stem_and_drop_stop_words() {
+        assert_eq!(
+            terms("Which customers ordered the EspressoMachine?"),
+            ["customer", "order", "espresso", "machine"]
+        );
+        assert_eq!(
+            terms("order_items categories"),
+            ["order", "item", "category"]
+        );
+    }
+
+    #[test]
+    fn question_picks_tables_and_the_ones_connecting_them() {
+        let ctx = schema_context(
+            &shop(),
+            Some("Which customers bought an espresso machine?"),
+            400,
+        );
+        // products (sample value) and customers (name) are chosen; orders and order_items connect them.
+        for t in ["customers", "products", "orders", "order_items"] {
+            assert!(
+                ctx.tables.contains(&t.to_owned()),
+                "{t} missing: {:?}",
+                ctx.tables
+            );
+        }
+        assert!(ctx.tokens <= 400);
+        assert!(
+            ctx.text
+                .contains("customer_id TEXT REFERENCES customers(customer_id)"),
+            "{}",
+            ctx.text
+        );
+        assert!(
+            ctx.text.contains("-- e.g. 'IN TRANSIT', 'DELIVERED'"),
+            "{}",
+            ctx.text
+        );
+        assert!(ctx.text.contains("-- Joins: "), "{}", ctx.text);
+        assert!(
+            ctx.text
+                .contains("orders.customer_id = customers.customer_id"),
+            "{}",
+            ctx.text
+        );
+    }
+
+    #[test]
+    fn budget_is_respected_and_the_rest_is_named() {
+        let ctx = schema_context(&shop(), None, 120);
+        assert!(ctx.tokens <= 120, "{}", ctx.tokens);
+        assert!(estimate_tokens(&ctx.text) <= ctx.tokens);
+        assert!(ctx.text.contains("-- Other tables:"), "{}", ctx.text);
+        let all = schema_context(&shop(), None, 100_000);
+        assert_eq!(all.tables.len(), 34);
+        assert!(!all.text.contains("Other tables"));
+    }
+}
