@@ -61,8 +61,8 @@ impl Business {
                 format!("sqlite://{}", path.display())
             }
         };
-        let (db, _) = crate::db::open(&url).await?;
-        let demo_schema = demo::exists(&db).await;
+        let (db, catalog) = crate::db::open(&url).await?;
+        let demo_schema = demo::has_schema(&catalog);
         let domain = Domain::open(db.clone(), clock).await?;
         Ok(Self {
             domain: Some(domain),

@@ -9,7 +9,7 @@ use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use steward_domains::demo::{self, DemoConfig};
-use steward_sql::Database;
+use steward_sql::{Database, IntrospectOptions};
 
 use crate::agents::{AgentArgs, demo_path};
 use crate::chat::ChatArgs;
@@ -65,8 +65,12 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
     };
     let in_transit = runtime.block_on(async {
         let db = Database::connect(&url).await?;
-        let existing = demo::existing_tables(&db).await?;
-        let complete = existing.len() == demo::TABLES.len() && demo::exists(&db).await;
+        let structure = IntrospectOptions {
+            skip_samples: true,
+            cache_dir: None,
+        };
+        let existing = demo::existing_tables(&*db.refresh_catalog(&structure).await?);
+        let complete = existing.len() == demo::TABLES.len();
         if complete && !args.force {
             eprintln!("{}", style.dim(&format!("The demo database is already at {shown}; --force rebuilds it.")));
         } else {

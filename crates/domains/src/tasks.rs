@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
-use steward_sql::{Param, QueryResult, WriteTx};
+use steward_sql::{Param, QueryResult};
 
 use crate::common::NoArguments;
 use crate::store::{Begun, Store, at, day, int, objects, text, unavailable};
@@ -136,16 +136,6 @@ pub fn get_tasks(store: Store) -> impl Tool {
     .read_only()
 }
 
-async fn begin(
-    store: &Store,
-    ctx: &steward_core::ToolContext,
-) -> Result<Result<WriteTx, ToolOutput>, ToolError> {
-    Ok(match store.begin(ctx).await? {
-        Begun::Replay(output) => Err(output),
-        Begun::Fresh(tx) => Ok(tx),
-    })
-}
-
 /// Arguments of `create_project`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -166,9 +156,9 @@ pub fn create_project(store: Store) -> impl Tool {
             let store = store.clone();
             async move {
                 let name = args.name.trim().to_owned();
-                let mut tx = match begin(&store, &ctx).await? {
-                    Ok(tx) => tx,
-                    Err(replay) => return Ok(replay),
+                let mut tx = match store.begin(&ctx).await? {
+                    Begun::Replay(output) => return Ok(output),
+                    Begun::Fresh(tx) => tx,
                 };
                 let existing = tx
                     .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
@@ -217,9 +207,9 @@ pub fn move_task(store: Store) -> impl Tool {
         move |ctx, args: MoveTask| {
             let store = store.clone();
             async move {
-                let mut tx = match begin(&store, &ctx).await? {
-                    Ok(tx) => tx,
-                    Err(replay) => return Ok(replay),
+                let mut tx = match store.begin(&ctx).await? {
+                    Begun::Replay(output) => return Ok(output),
+                    Begun::Fresh(tx) => tx,
                 };
                 let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
                 let Some(title) = task.rows.first().map(|r| text(at(r, 0))) else {
@@ -276,9 +266,9 @@ pub fn add_task(store: Store) -> impl Tool {
                     ),
                     None => Param::NullDate,
                 };
-                let mut tx = match begin(&store, &ctx).await? {
-                    Ok(tx) => tx,
-                    Err(replay) => return Ok(replay),
+                let mut tx = match store.begin(&ctx).await? {
+                    Begun::Replay(output) => return Ok(output),
+                    Begun::Fresh(tx) => tx,
                 };
                 if let Some(project) = args.project_id {
                     let found = tx
@@ -331,9 +321,9 @@ pub fn complete_task(store: Store) -> impl Tool {
         move |ctx, args: CompleteTask| {
             let store = store.clone();
             async move {
-                let mut tx = match begin(&store, &ctx).await? {
-                    Ok(tx) => tx,
-                    Err(replay) => return Ok(replay),
+                let mut tx = match store.begin(&ctx).await? {
+                    Begun::Replay(output) => return Ok(output),
+                    Begun::Fresh(tx) => tx,
                 };
                 let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
                 let Some(row) = task.rows.first() else {

@@ -7,7 +7,7 @@ mod schema;
 use std::collections::HashSet;
 
 use chrono::{Days, NaiveDate};
-use steward_sql::{Database, Dialect, QueryLimits, SqlError, cell_text};
+use steward_sql::{Catalog, Database, Dialect, QueryLimits, SqlError, cell_text};
 
 pub use generate::{DemoConfig, IN_TRANSIT_ORDER};
 pub use schema::{TABLES, ddl, drop_all};
@@ -31,27 +31,19 @@ pub struct DemoSummary {
     pub in_transit_order: String,
 }
 
-/// Whether the demo tables exist in `db`.
-pub async fn exists(db: &Database) -> bool {
-    let sql = "SELECT COUNT(*) FROM tool_calls";
-    db.query_read_only(sql, &[], &QueryLimits::default())
-        .await
-        .is_ok()
-}
-
-/// Any of the demo's tables that already exist (to refuse clobbering a database that is not a demo).
-pub async fn existing_tables(db: &Database) -> Result<Vec<String>, SqlError> {
-    let catalog = db
-        .refresh_catalog(&steward_sql::IntrospectOptions {
-            skip_samples: true,
-            cache_dir: None,
-        })
-        .await?;
-    Ok(TABLES
+/// The demo's tables that `catalog` already has (all of them: a demo database; some: a database that is not
+/// a demo, which creating the demo must not clobber).
+pub fn existing_tables(catalog: &Catalog) -> Vec<String> {
+    TABLES
         .iter()
         .filter(|t| catalog.table(t).is_some())
         .map(|t| (*t).to_owned())
-        .collect())
+        .collect()
+}
+
+/// Whether `catalog` has every demo table (the expenses, orders and tasks agents need them).
+pub fn has_schema(catalog: &Catalog) -> bool {
+    TABLES.iter().all(|t| catalog.table(t).is_some())
 }
 
 /// Creates the schema (dropping the demo tables first) and fills it. `progress` is told `(done, total)` orders.

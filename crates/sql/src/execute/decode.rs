@@ -19,6 +19,21 @@ fn float(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or_else(|| Value::String(x.to_string()), Value::Number)
 }
 
+/// Dates, times, decimals and UUIDs as their text (ISO for dates and times).
+fn display(v: impl std::fmt::Display) -> Value {
+    Value::String(v.to_string())
+}
+
+/// A timestamp without a zone, in ISO form with a `T` (the same in every engine).
+fn local_time(v: NaiveDateTime) -> Value {
+    Value::String(v.format("%Y-%m-%dT%H:%M:%S%.f").to_string())
+}
+
+/// A timestamp with a zone, in UTC as RFC 3339.
+fn instant(v: DateTime<Utc>) -> Value {
+    Value::String(v.to_rfc3339())
+}
+
 fn or_null<T>(value: Result<Option<T>, sqlx::Error>, f: impl FnOnce(T) -> Value) -> Option<Value> {
     match value {
         Ok(Some(v)) => Some(f(v)),
@@ -65,24 +80,14 @@ pub(crate) fn postgres(row: &PgRow, i: usize) -> Value {
         "FLOAT4" => or_null(row.try_get::<Option<f32>, _>(i), |v| float(f64::from(v))),
         "FLOAT8" => or_null(row.try_get::<Option<f64>, _>(i), float),
         "NUMERIC" => numeric(row, i),
-        "DATE" => or_null(row.try_get::<Option<NaiveDate>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
-        "TIME" => or_null(row.try_get::<Option<NaiveTime>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
-        "TIMESTAMP" => or_null(row.try_get::<Option<NaiveDateTime>, _>(i), |v| {
-            Value::String(v.format("%Y-%m-%dT%H:%M:%S%.f").to_string())
-        }),
-        "TIMESTAMPTZ" => or_null(row.try_get::<Option<DateTime<Utc>>, _>(i), |v| {
-            Value::String(v.to_rfc3339())
-        }),
+        "DATE" => or_null(row.try_get::<Option<NaiveDate>, _>(i), display),
+        "TIME" => or_null(row.try_get::<Option<NaiveTime>, _>(i), display),
+        "TIMESTAMP" => or_null(row.try_get::<Option<NaiveDateTime>, _>(i), local_time),
+        "TIMESTAMPTZ" => or_null(row.try_get::<Option<DateTime<Utc>>, _>(i), instant),
         "INTERVAL" => or_null(row.try_get::<Option<PgInterval>, _>(i), |v| {
             Value::String(interval(&v))
         }),
-        "UUID" => or_null(row.try_get::<Option<uuid::Uuid>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
+        "UUID" => or_null(row.try_get::<Option<uuid::Uuid>, _>(i), display),
         "JSON" | "JSONB" => or_null(row.try_get::<Option<Value>, _>(i), |v| v),
         "BYTEA" => or_null(row.try_get::<Option<Vec<u8>>, _>(i), |b| blob(b.len())),
         "INT2[]" | "INT4[]" | "INT8[]" => {
@@ -233,21 +238,11 @@ pub(crate) fn mysql(row: &MySqlRow, i: usize) -> Value {
         }
         "FLOAT" => or_null(row.try_get::<Option<f32>, _>(i), |v| float(f64::from(v))),
         "DOUBLE" => or_null(row.try_get::<Option<f64>, _>(i), float),
-        "DECIMAL" => or_null(row.try_get::<Option<BigDecimal>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
-        "DATE" => or_null(row.try_get::<Option<NaiveDate>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
-        "TIME" => or_null(row.try_get::<Option<NaiveTime>, _>(i), |v| {
-            Value::String(v.to_string())
-        }),
-        "DATETIME" => or_null(row.try_get::<Option<NaiveDateTime>, _>(i), |v| {
-            Value::String(v.format("%Y-%m-%dT%H:%M:%S%.f").to_string())
-        }),
-        "TIMESTAMP" => or_null(row.try_get::<Option<DateTime<Utc>>, _>(i), |v| {
-            Value::String(v.to_rfc3339())
-        }),
+        "DECIMAL" => or_null(row.try_get::<Option<BigDecimal>, _>(i), display),
+        "DATE" => or_null(row.try_get::<Option<NaiveDate>, _>(i), display),
+        "TIME" => or_null(row.try_get::<Option<NaiveTime>, _>(i), display),
+        "DATETIME" => or_null(row.try_get::<Option<NaiveDateTime>, _>(i), local_time),
+        "TIMESTAMP" => or_null(row.try_get::<Option<DateTime<Utc>>, _>(i), instant),
         "JSON" => or_null(row.try_get::<Option<Value>, _>(i), |v| v),
         "BIT" => or_null(row.try_get_unchecked::<Option<u64>, _>(i), |v| json!(v)),
         "BLOB" | "TINYBLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BINARY" | "VARBINARY" | "GEOMETRY" => {
