@@ -47,6 +47,29 @@ async fn sqlite_values_keep_their_storage_class() {
 }
 
 #[tokio::test]
+async fn sqlite_columns_without_a_known_type_report_the_value_type() {
+    let db = common::scratch_sqlite(
+        "CREATE TABLE t (d NUMERIC(12,2), s TEXT); INSERT INTO t VALUES (388.6, 'x');",
+    )
+    .await;
+    let result = db
+        .query(
+            &Guard::new(db.dialect()),
+            "SELECT d, s, COUNT(*) OVER () AS n, NULL AS empty FROM t",
+            &QueryLimits::default(),
+        )
+        .await
+        .unwrap();
+    let types: Vec<&str> = result
+        .columns
+        .iter()
+        .map(|c| c.type_name.as_str())
+        .collect();
+    // NUMERIC and expressions have no type sqlx maps; the first value's storage class stands in. A NULL stays NULL.
+    assert_eq!(types, ["REAL", "TEXT", "INTEGER", "NULL"]);
+}
+
+#[tokio::test]
 async fn postgres_types_render_faithfully() {
     let Some(db) = common::chinook_postgres().await else {
         return;

@@ -235,6 +235,32 @@ impl<'a> Collector<'a> {
     }
 }
 
+/// The columns of a result's first row. Where the engine gives no column type (SQLite for expressions and for
+/// declared types it does not map, such as NUMERIC), the first value's own type stands in for it.
+pub(crate) fn columns_of_row<R: sqlx::Row>(row: &R) -> Vec<ResultColumn>
+where
+    usize: sqlx::ColumnIndex<R>,
+{
+    use sqlx::{Column, TypeInfo, ValueRef};
+    row.columns()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let declared = c.type_info();
+            let type_name = match row.try_get_raw(i) {
+                Ok(value) if declared.is_null() && !value.is_null() => {
+                    value.type_info().name().to_owned()
+                }
+                _ => declared.name().to_owned(),
+            };
+            ResultColumn {
+                name: c.name().to_owned(),
+                type_name,
+            }
+        })
+        .collect()
+}
+
 pub(crate) fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
     columns
         .iter()
@@ -279,7 +305,7 @@ macro_rules! collect_rows {
             let mut rows = query.fetch($conn);
             while let Some(row) = futures_util::TryStreamExt::try_next(&mut rows).await? {
                 if $collector.columns.is_empty() {
-                    $collector.columns = $crate::execute::columns_of(sqlx::Row::columns(&row));
+                    $collector.columns = $crate::execute::columns_of_row(&row);
                 }
                 let cells = (0..sqlx::Row::len(&row))
                     .map(|i| $decode(&row, i))
