@@ -12,23 +12,18 @@ use serde_json::Value;
 fn chinook() -> Option<String> {
     let data = std::env::var_os("STEWARD_SHARED_DATA")
         .map(PathBuf::from)
-        .or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|a| a.join("shared/data"))
-                .find(|d| d.is_dir())
-        });
+        .or_else(|| Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")));
     let source = data
         .map(|d| d.join("chinook/Chinook_Sqlite.sqlite"))
         .filter(|f| f.is_file());
     let Some(source) = source else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!(
-                "the shared Chinook database is absent (CI=true: required); set STEWARD_SHARED_DATA"
+                "the Chinook database (testdata/chinook) is absent (CI=true: required); set STEWARD_SHARED_DATA"
             );
         }
         eprintln!(
-            "SKIPPED: the shared Chinook database is absent; set STEWARD_SHARED_DATA to ../shared/data"
+            "SKIPPED: the Chinook database (testdata/chinook) is absent; set STEWARD_SHARED_DATA to a folder holding it"
         );
         return None;
     };

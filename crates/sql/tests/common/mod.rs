@@ -30,8 +30,7 @@ pub fn skip(what: &str) {
     eprintln!("SKIPPED: {what}");
 }
 
-/// The shared reference data: `STEWARD_SHARED_DATA`, or a `shared/data` folder beside the project (or beside
-/// any folder above it).
+/// The reference data: `STEWARD_SHARED_DATA` when set, else the repository's own `testdata/` folder.
 pub fn shared_data() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("STEWARD_SHARED_DATA").map(PathBuf::from) {
         if dir.is_dir() {
@@ -43,17 +42,12 @@ pub fn shared_data() -> Option<PathBuf> {
         ));
         return None;
     }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let found = manifest
-        .ancestors()
-        .map(|a| a.join("shared/data"))
-        .find(|d| d.is_dir());
-    if found.is_none() {
-        skip(
-            "the shared reference data (../shared/data) is absent; set STEWARD_SHARED_DATA to its folder",
-        );
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    if dir.is_dir() {
+        return Some(dir);
     }
-    found
+    skip("the reference data (testdata/ in the repository) is absent; set STEWARD_SHARED_DATA to its folder");
+    None
 }
 
 /// A fresh copy of a file in the test's temporary directory.
