@@ -43,6 +43,8 @@ pub struct Database {
     mariadb: bool,
     pub(crate) pools: Pools,
     pub(crate) catalog: Mutex<Option<Arc<Catalog>>>,
+    /// The guard built for this database by [`Database::guard`], once.
+    pub(crate) guard: tokio::sync::OnceCell<crate::guard::Guard>,
 }
 
 impl Database {
@@ -178,6 +180,7 @@ impl Database {
             mariadb,
             pools,
             catalog: Mutex::new(None),
+            guard: tokio::sync::OnceCell::new(),
         }
     }
 

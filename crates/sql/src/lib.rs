@@ -36,7 +36,7 @@ pub use database::{Database, redact_url};
 pub use dialect::Dialect;
 pub use error::SqlError;
 pub use execute::{Param, QueryLimits, QueryResult, ResultColumn, cell_text};
-pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
+pub use guard::{Guard, GuardPolicy, Reason, ServerSettings, StatementClass, Verdict};
 pub use tools::{
     AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
     TextToSql,

@@ -1,14 +1,13 @@
-//! What kind of statement it is: by its parsed form, or, for SQL the parser could not read, by its words.
+//! What kind of statement it is: by its parsed form and its first word (as the lexer read it, so that no
+//! statement is printed back to text).
 
 use sqlparser::ast::Statement;
-use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::functions;
 use super::{Reason, StatementClass, reason};
-use crate::dialect::Dialect;
 
-/// The class of a top-level statement and the reasons it is not a read.
-pub(super) fn classify(statement: &Statement) -> (StatementClass, Vec<Reason>) {
+/// The class of a top-level statement and the reasons it is not a read. `first_word` is its first word
+/// after `EXPLAIN` and its options, uppercase.
+pub(super) fn classify(statement: &Statement, first_word: &str) -> (StatementClass, Vec<Reason>) {
     match statement {
         Statement::Query(_) => (StatementClass::Read, Vec::new()),
         Statement::Explain {
@@ -22,7 +21,7 @@ pub(super) fn classify(statement: &Statement) -> (StatementClass, Vec<Reason>) {
                     o.iter()
                         .any(|opt| opt.name.value.eq_ignore_ascii_case("analyze"))
                 });
-            let (class, mut reasons) = classify(inner);
+            let (class, mut reasons) = classify(inner, first_word);
             if analyze {
                 reasons.push(reason(
                     "explain_analyze",
@@ -31,17 +30,24 @@ pub(super) fn classify(statement: &Statement) -> (StatementClass, Vec<Reason>) {
             }
             (class, reasons)
         }
-        other => {
-            let text = other.to_string();
-            let first = text
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_uppercase();
-            let (class, code, what) = keyword_class(&first);
+        _ => {
+            let (class, code, what) = keyword_class(first_word);
             (class, vec![refusal(code, &what)])
         }
     }
+}
+
+/// For SQL the parser could not read: the class its first word shows, and the refusal when that is not a
+/// read.
+pub(super) fn lexical_class(first_word: &str) -> (StatementClass, Vec<Reason>) {
+    if matches!(
+        first_word,
+        "SELECT" | "WITH" | "VALUES" | "TABLE" | "(" | ""
+    ) {
+        return (StatementClass::Other, Vec::new());
+    }
+    let (class, code, what) = keyword_class(first_word);
+    (class, vec![refusal(code, &what)])
 }
 
 fn refusal(code: &str, what: &str) -> Reason {
@@ -95,59 +101,12 @@ fn keyword_class(first: &str) -> (StatementClass, &'static str, String) {
         | "CALL" | "EXECUTE" | "EXEC" | "PREPARE" | "DEALLOCATE" | "DECLARE" | "FETCH"
         | "CLOSE" | "LISTEN" | "NOTIFY" | "UNLISTEN" | "DISCARD" | "REINDEX" | "CLUSTER"
         | "CHECKPOINT" | "USE" | "FLUSH" | "INSTALL" | "UNINSTALL" | "DO" | "SHUTDOWN"
-        | "OPTIMIZE" | "HANDLER" => (
+        | "OPTIMIZE" | "HANDLER" | "SHOW" | "DESCRIBE" | "DESC" | "HELP" | "BINLOG" | "PURGE"
+        | "RESTORE" | "BACKUP" => (
             StatementClass::Admin,
             "not_read_only",
             format!("{first} (an administrative statement)"),
         ),
         _ => (StatementClass::Other, "not_read_only", format!("`{first}`")),
     }
-}
-
-/// For SQL the parser could not read: what its words show (a write, a locking read, a file, a forbidden
-/// function), so the refusal still says why.
-pub(super) fn lexical_reasons(dialect: Dialect, sql: &str) -> (StatementClass, Vec<Reason>) {
-    let Ok(tokens) = Tokenizer::new(dialect.parser().as_ref(), sql).tokenize() else {
-        return (StatementClass::Other, Vec::new());
-    };
-    let words: Vec<(String, bool)> = tokens
-        .iter()
-        .filter_map(|t| match t {
-            Token::Word(w) => Some((w.value.to_ascii_uppercase(), w.quote_style.is_some())),
-            Token::LParen => Some(("(".to_owned(), false)),
-            _ => None,
-        })
-        .collect();
-    let mut class = StatementClass::Other;
-    let mut reasons = Vec::new();
-    if let Some((first, false)) = words.first()
-        && !matches!(
-            first.as_str(),
-            "SELECT" | "WITH" | "VALUES" | "EXPLAIN" | "("
-        )
-    {
-        let (c, code, what) = keyword_class(first);
-        class = c;
-        reasons.push(refusal(code, &what));
-    }
-    for window in words.windows(2) {
-        let (a, b) = (&window[0].0, &window[1].0);
-        match (a.as_str(), b.as_str()) {
-            ("FOR", "UPDATE" | "SHARE" | "NO" | "KEY") | ("LOCK", "IN") => reasons.push(reason(
-                "locking_read",
-                "Locking reads (FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE) are not allowed; remove that clause.",
-            )),
-            ("INTO", "OUTFILE" | "DUMPFILE") => reasons.push(reason(
-                "select_into",
-                "SELECT … INTO OUTFILE/DUMPFILE writes a file; remove INTO.",
-            )),
-            (name, "(") if !window[0].1 && functions::forbidden(dialect, name) => reasons.push(reason(
-                "forbidden_function",
-                format!("Function `{}` is not allowed: it has side effects or reaches files, the network or the server.", name.to_ascii_lowercase()),
-            )),
-            _ => {}
-        }
-    }
-    reasons.dedup();
-    (class, reasons)
 }

@@ -1,139 +1,219 @@
-//! Functions a read-only query must not call: side effects, file, network or admin reach, sleeping and locks.
-//! Checked by the function's last name part, case-insensitively, so `pg_catalog.pg_sleep` is caught too.
+//! The static function policy: families of functions a read-only query must not call, on any engine (a name
+//! refused on one engine is refused on all, so a guard set to the wrong dialect still refuses it). Names are
+//! matched on their last part, decoded and case-insensitively, so `pg_catalog.PG_SLEEP` and
+//! `U&"pg\005fsleep"` are caught. A rule ending in `*` matches a prefix. On PostgreSQL the engine's own
+//! catalog adds to these rules (see `catalog.rs`).
 
-use crate::dialect::Dialect;
+/// Why a family of functions is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Reads or writes files or runs programs on the server.
+    Files,
+    /// Reaches other servers.
+    Network,
+    /// Sleeps or waits.
+    Sleep,
+    /// Takes or releases locks.
+    Locks,
+    /// Controls the server, replication or other sessions.
+    Admin,
+    /// Changes settings or session state.
+    Settings,
+    /// Writes: sequences, transaction ids, notifications, statistics resets.
+    SideEffects,
+    /// Runs SQL given as a string, which the guard cannot check.
+    QueryText,
+    /// Reads or writes large objects.
+    LargeObjects,
+    /// Loads code into the server.
+    Extensions,
+    /// Reads other sessions' queries, credentials or the server's configuration files (allowed only when
+    /// sensitive catalogs are).
+    Sensitive,
+    /// Allocates memory in proportion to its argument (`randomblob`, `zeroblob`): allowed with a small literal.
+    Memory,
+}
 
-/// PostgreSQL.
-const POSTGRES: &[&str] = &[
-    // files and programs
-    "pg_read_file",
-    "pg_read_binary_file",
-    "pg_ls_dir",
-    "pg_ls_logdir",
-    "pg_ls_waldir",
-    "pg_ls_tmpdir",
-    "pg_ls_archive_statusdir",
-    "pg_stat_file",
-    "pg_file_write",
-    "pg_file_rename",
-    "pg_file_unlink",
-    "pg_logdir_ls",
-    "lo_import",
-    "lo_export",
-    "lo_from_bytea",
-    "lo_put",
-    "lo_create",
-    "lo_creat",
-    "lo_unlink",
-    "lo_truncate",
-    // network
-    "dblink",
-    "dblink_exec",
-    "dblink_connect",
-    "dblink_connect_u",
-    "dblink_send_query",
-    "dblink_open",
-    "dblink_fetch",
-    "dblink_get_result",
-    // sessions, settings and the server
-    "set_config",
-    "pg_terminate_backend",
-    "pg_cancel_backend",
-    "pg_reload_conf",
-    "pg_rotate_logfile",
-    "pg_promote",
-    "pg_switch_wal",
-    "pg_create_restore_point",
-    "pg_backup_start",
-    "pg_backup_stop",
-    "pg_start_backup",
-    "pg_stop_backup",
-    "pg_logical_emit_message",
-    "pg_create_logical_replication_slot",
-    "pg_create_physical_replication_slot",
-    "pg_drop_replication_slot",
-    "pg_replication_origin_create",
-    "pg_notify",
-    "pg_import_system_collations",
-    // time and locks
-    "pg_sleep",
-    "pg_sleep_for",
-    "pg_sleep_until",
-    "pg_advisory_lock",
-    "pg_advisory_lock_shared",
-    "pg_advisory_xact_lock",
-    "pg_advisory_xact_lock_shared",
-    "pg_try_advisory_lock",
-    "pg_try_advisory_lock_shared",
-    "pg_try_advisory_xact_lock",
-    "pg_try_advisory_xact_lock_shared",
-    // writes and queries hidden in a string
-    "nextval",
-    "setval",
-    "txid_current",
-    "pg_current_xact_id",
-    "query_to_xml",
-    "query_to_xml_and_xmlschema",
-    "query_to_xmlschema",
-    "cursor_to_xml",
-    "table_to_xml",
-    "table_to_xml_and_xmlschema",
-    "schema_to_xml",
-    "database_to_xml",
-    "database_to_xml_and_xmlschema",
+impl Family {
+    /// What the model is told.
+    pub(crate) fn why(self) -> &'static str {
+        match self {
+            Self::Files => "it reads or writes files (or runs programs) on the database server",
+            Self::Network => "it connects to other servers",
+            Self::Sleep => "it sleeps or waits",
+            Self::Locks => "it takes or releases locks",
+            Self::Admin => "it controls the server, replication or other sessions",
+            Self::Settings => "it changes settings or session state",
+            Self::SideEffects => {
+                "it has side effects (sequences, transaction ids, notifications, statistics)"
+            }
+            Self::QueryText => "it runs SQL given as a string, which cannot be checked",
+            Self::LargeObjects => "it reads or writes large objects",
+            Self::Extensions => "it loads code into the database server",
+            Self::Sensitive => {
+                "it reads other sessions' queries, credentials or the server's configuration"
+            }
+            Self::Memory => {
+                "with a large or computed size it can exhaust the server's memory; use a literal of at most 1000000"
+            }
+        }
+    }
+}
+
+use Family::*;
+
+/// Exact names, sorted (checked by a test) for binary search.
+const EXACT: &[(&str, Family)] = &[
+    ("benchmark", Sleep),
+    ("connectby", QueryText),
+    ("cursor_to_xml", QueryText),
+    ("cursor_to_xmlschema", QueryText),
+    ("database_to_xml", QueryText),
+    ("database_to_xml_and_xmlschema", QueryText),
+    ("database_to_xmlschema", QueryText),
+    ("edit", Files),
+    ("fsdir", Files),
+    ("fts3_tokenizer", Extensions),
+    ("get_lock", Locks),
+    ("gin_clean_pending_list", SideEffects),
+    ("is_free_lock", Locks),
+    ("is_used_lock", Locks),
+    ("load_extension", Extensions),
+    ("load_file", Files),
+    ("loread", LargeObjects),
+    ("lowrite", LargeObjects),
+    ("master_gtid_wait", Sleep),
+    ("master_pos_wait", Sleep),
+    ("nextval", SideEffects),
+    ("query_to_xml", QueryText),
+    ("query_to_xml_and_xmlschema", QueryText),
+    ("query_to_xmlschema", QueryText),
+    ("randomblob", Memory),
+    ("readfile", Files),
+    ("release_all_locks", Locks),
+    ("release_lock", Locks),
+    ("schema_to_xml", QueryText),
+    ("schema_to_xml_and_xmlschema", QueryText),
+    ("schema_to_xmlschema", QueryText),
+    ("set_config", Settings),
+    ("setseed", Settings),
+    ("setval", SideEffects),
+    ("sleep", Sleep),
+    ("source_pos_wait", Sleep),
+    ("sqlite_dbpage", Files),
+    ("table_to_xml", QueryText),
+    ("table_to_xml_and_xmlschema", QueryText),
+    ("table_to_xmlschema", QueryText),
+    ("ts_rewrite", QueryText),
+    ("ts_stat", QueryText),
+    ("txid_current", SideEffects),
+    ("txid_current_if_assigned", SideEffects),
+    ("wait_for_executed_gtid_set", Sleep),
+    ("wait_until_sql_thread_after_gtids", Sleep),
+    ("writefile", Files),
+    ("xpath_table", QueryText),
+    ("zeroblob", Memory),
+    ("zipfile", Files),
 ];
 
-/// MySQL and MariaDB.
-const MYSQL: &[&str] = &[
-    "load_file",
-    "sleep",
-    "benchmark",
-    "get_lock",
-    "release_lock",
-    "release_all_locks",
-    "is_used_lock",
-    "master_pos_wait",
-    "source_pos_wait",
-    "wait_for_executed_gtid_set",
-    "wait_until_sql_thread_after_gtids",
-    "sys_exec",
-    "sys_eval",
-    "load_data",
+/// Prefixes: every function whose name starts with one of these.
+const PREFIXES: &[(&str, Family)] = &[
+    ("binary_upgrade_", Admin),
+    ("brin_desummarize", SideEffects),
+    ("brin_summarize", SideEffects),
+    ("crosstab", QueryText),
+    ("dblink", Network),
+    ("lo_", LargeObjects),
+    ("pg_advisory_", Locks),
+    ("pg_backup_", Admin),
+    ("pg_cancel_backend", Admin),
+    ("pg_copy_", Admin),
+    ("pg_create_", Admin),
+    ("pg_current_logfile", Sensitive),
+    ("pg_current_xact_id", SideEffects),
+    ("pg_drop_replication_slot", Admin),
+    ("pg_export_snapshot", Admin),
+    ("pg_extension_config_dump", Admin),
+    ("pg_file_", Files),
+    ("pg_get_backend_memory_contexts", Sensitive),
+    ("pg_hba_file_rules", Sensitive),
+    ("pg_ident_file_mappings", Sensitive),
+    ("pg_import_system_collations", Admin),
+    ("pg_lock_status", Sensitive),
+    ("pg_log_backend_memory_contexts", Admin),
+    ("pg_logdir_ls", Files),
+    ("pg_logical_", Admin),
+    ("pg_ls_", Files),
+    ("pg_nextoid", SideEffects),
+    ("pg_notify", SideEffects),
+    ("pg_prepared_xact", Sensitive),
+    ("pg_promote", Admin),
+    ("pg_read_", Files),
+    ("pg_reload_conf", Admin),
+    ("pg_replication_", Admin),
+    ("pg_rotate_logfile", Admin),
+    ("pg_show_all_file_settings", Sensitive),
+    ("pg_sleep", Sleep),
+    ("pg_start_backup", Admin),
+    ("pg_stat_clear_snapshot", SideEffects),
+    ("pg_stat_file", Files),
+    ("pg_stat_force_next_flush", SideEffects),
+    ("pg_stat_get_activity", Sensitive),
+    ("pg_stat_get_backend_", Sensitive),
+    ("pg_stat_reset", SideEffects),
+    ("pg_stat_statements", Sensitive),
+    ("pg_stop_backup", Admin),
+    ("pg_switch_wal", Admin),
+    ("pg_terminate_backend", Admin),
+    ("pg_try_advisory_", Locks),
+    ("pg_wal_", Admin),
+    ("sys_", Files),
 ];
 
-/// SQLite (core and common extensions).
-const SQLITE: &[&str] = &[
-    "load_extension",
-    "readfile",
-    "writefile",
-    "edit",
-    "fts3_tokenizer",
-    "sqlite_dbpage",
-    "zipfile",
-];
+/// The family a function name belongs to, if it is refused by the static rules. `name` is the last part of
+/// the name, decoded; any case.
+pub(crate) fn family(name: &str) -> Option<Family> {
+    let lower = name.to_ascii_lowercase();
+    if let Ok(i) = EXACT.binary_search_by(|(n, _)| (*n).cmp(lower.as_str())) {
+        return EXACT.get(i).map(|(_, f)| *f);
+    }
+    PREFIXES
+        .iter()
+        .find(|(p, _)| lower.starts_with(p))
+        .map(|(_, f)| *f)
+}
 
-/// Why a function is refused, when it is.
-pub(crate) fn forbidden(dialect: Dialect, name: &str) -> bool {
-    let name = name
-        .rsplit('.')
-        .next()
-        .unwrap_or(name)
-        .trim_matches(['"', '`'])
-        .to_ascii_lowercase();
-    let list = match dialect {
-        Dialect::Postgres => POSTGRES,
-        Dialect::Mysql => MYSQL,
-        Dialect::Sqlite => SQLITE,
-    };
-    // Sleeping and reading files are refused whatever the dialect says it is.
-    list.contains(&name.as_str())
-        || [
-            "pg_sleep",
-            "sleep",
-            "benchmark",
-            "load_file",
-            "load_extension",
-            "pg_read_file",
-        ]
-        .contains(&name.as_str())
+/// The largest literal `randomblob`/`zeroblob` may take.
+pub(crate) const MAX_BLOB: u64 = 1_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_names_are_sorted_and_lowercase() {
+        for pair in EXACT.windows(2) {
+            if let [a, b] = pair {
+                assert!(a.0 < b.0, "{} before {}", a.0, b.0);
+            }
+        }
+        for (n, _) in EXACT.iter().chain(PREFIXES) {
+            assert_eq!(*n, n.to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn families_by_name_and_prefix() {
+        assert_eq!(family("PG_SLEEP"), Some(Sleep));
+        assert_eq!(family("pg_sleep_for"), Some(Sleep));
+        assert_eq!(family("pg_stat_reset_shared"), Some(SideEffects));
+        assert_eq!(family("lo_import"), Some(LargeObjects));
+        assert_eq!(family("dblink_exec"), Some(Network));
+        assert_eq!(family("LOAD_FILE"), Some(Files));
+        assert_eq!(family("ts_stat"), Some(QueryText));
+        assert_eq!(family("lower"), None);
+        assert_eq!(family("pg_stat_get_numscans"), None);
+        assert_eq!(family("sleepy"), None);
+        assert_eq!(family("lower_bound"), None);
+    }
 }

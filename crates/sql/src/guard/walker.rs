@@ -1,34 +1,49 @@
-//! The walk over a parsed statement: nested statements, CTE names, `INTO`, locks, functions, tables, columns.
+//! The walk over a parsed statement: nested statements, CTE names, `INTO`, locks, functions (the static
+//! families and the engine's catalog), sensitive catalogs, tables, columns. Names are the decoded ones the
+//! lexer wrote into the canonical text; nothing is printed back to SQL.
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, ObjectName, Query, Select, SelectItem, Statement, TableFactor, Visitor,
+    AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectName, ObjectNamePart,
+    Query, Select, SelectItem, SetExpr, Statement, TableFactor, Value, Visitor,
 };
 
-use super::functions;
+use super::catalog::FunctionCatalog;
+use super::functions::{self, Family, MAX_BLOB};
+use super::lexical::function_refusal;
+use super::sensitive::sensitive;
 use super::{Reason, object_name, reason};
 use crate::dialect::Dialect;
 
-/// Walks a statement: nested statements, CTE names, `INTO`, locks, functions, tables, columns.
-pub(super) struct Walker {
+/// What the walk needs to know about the guard.
+#[derive(Clone, Copy)]
+pub(super) struct Context<'a> {
     pub(super) dialect: Dialect,
-    pub(super) depth: usize,
+    pub(super) catalog: Option<&'a FunctionCatalog>,
+    pub(super) allow_sensitive: bool,
+    pub(super) current_database: Option<&'a str>,
+}
+
+/// Walks a statement: nested statements, CTE names, `INTO`, locks, functions, tables, columns.
+pub(super) struct Walker<'a> {
+    context: Context<'a>,
+    depth: usize,
     pub(super) modifying: bool,
     pub(super) reasons: Vec<Reason>,
-    pub(super) relations: Vec<String>,
-    pub(super) ctes: BTreeSet<String>,
+    relations: Vec<String>,
+    ctes: BTreeSet<String>,
     pub(super) columns: BTreeSet<String>,
     pub(super) aliases: BTreeSet<String>,
     pub(super) aliased: Vec<(String, String)>,
     pub(super) wildcard: bool,
 }
 
-impl Walker {
-    pub(super) fn new(dialect: Dialect) -> Self {
+impl<'a> Walker<'a> {
+    pub(super) fn new(context: Context<'a>) -> Self {
         Self {
-            dialect,
+            context,
             depth: 0,
             modifying: false,
             reasons: Vec::new(),
@@ -59,29 +74,115 @@ impl Walker {
         out
     }
 
-    fn function(&mut self, name: &ObjectName) {
-        let name = object_name(name);
-        if functions::forbidden(self.dialect, &name) {
+    fn function(&mut self, name: &ObjectName, args: &[FunctionArg], any_args: bool) {
+        let parts = parts(name);
+        let Some(last) = parts.last().copied() else {
+            return;
+        };
+        match functions::family(last) {
+            Some(Family::Memory) if small_literal(args) => {}
+            Some(Family::Sensitive) if self.context.allow_sensitive => {}
+            Some(family) => self.push_once(function_refusal(last, family)),
+            None => {}
+        }
+        if last.eq_ignore_ascii_case("last_insert_id") && any_args {
+            self.push_once(function_refusal(last, Family::Settings));
+        }
+        let schema = parts
+            .len()
+            .checked_sub(2)
+            .and_then(|i| parts.get(i))
+            .copied();
+        if let Some(refusal) = self.context.catalog.and_then(|c| c.refusal(schema, last)) {
+            self.push_once(reason("forbidden_function", refusal));
+        }
+    }
+
+    fn relation(&mut self, name: &ObjectName) {
+        let parts = parts(name);
+        if !self.context.allow_sensitive
+            && let Some(message) =
+                sensitive(self.context.dialect, &parts, self.context.current_database)
+        {
+            self.push_once(reason("sensitive_catalog", message));
+        }
+        self.relations.push(object_name(name));
+    }
+
+    /// `TABLE t` inside this query's body (set operations included; nested queries have their own visit).
+    fn table_statements(&mut self, body: &SetExpr) {
+        let mut pending = vec![body];
+        while let Some(set) = pending.pop() {
+            match set {
+                SetExpr::SetOperation { left, right, .. } => {
+                    pending.push(left);
+                    pending.push(right);
+                }
+                SetExpr::Table(table) => {
+                    let mut parts: Vec<sqlparser::ast::Ident> = Vec::new();
+                    if let Some(schema) = &table.schema_name {
+                        parts.push(sqlparser::ast::Ident::new(schema.clone()));
+                    }
+                    if let Some(name) = &table.table_name {
+                        parts.push(sqlparser::ast::Ident::new(name.clone()));
+                    }
+                    self.relation(&ObjectName::from(parts));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn attribute_call(&mut self, name: &str) {
+        if self.context.catalog.is_some_and(|c| c.attribute_call(name)) {
             self.push_once(reason(
                 "forbidden_function",
-                format!("Function `{name}` is not allowed: it has side effects or reaches files, the network or the server."),
+                format!("`….{name}` calls the function `{name}` (attribute notation), which is not allowed."),
             ));
         }
     }
 }
 
-impl Visitor for Walker {
+/// The decoded parts of a name.
+fn parts(name: &ObjectName) -> Vec<&str> {
+    name.0
+        .iter()
+        .filter_map(|part| match part {
+            ObjectNamePart::Identifier(ident) => Some(ident.value.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One integer literal argument of at most [`MAX_BLOB`].
+fn small_literal(args: &[FunctionArg]) -> bool {
+    match args {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] => match &v.value {
+            Value::Number(n, _) => n.parse::<u64>().is_ok_and(|n| n <= MAX_BLOB),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The first keyword of a statement nested in a query, for the message.
+fn statement_word(statement: &Statement) -> &'static str {
+    match statement {
+        Statement::Insert(_) => "INSERT",
+        Statement::Update { .. } => "UPDATE",
+        Statement::Delete(_) => "DELETE",
+        Statement::Merge { .. } => "MERGE",
+        _ => "statement",
+    }
+}
+
+impl Visitor for Walker<'_> {
     type Break = ();
 
     fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<()> {
         if self.depth > 0 && !matches!(statement, Statement::Query(_)) {
             self.modifying = true;
-            let first = statement
-                .to_string()
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_uppercase();
+            let first = statement_word(statement);
             self.push_once(reason(
                 "data_modifying_cte",
                 format!("A data-modifying {first} is inside the query (e.g. WITH x AS ({first} …)); only reads are allowed."),
@@ -111,6 +212,7 @@ impl Visitor for Walker {
                 "Locking reads (FOR UPDATE / FOR SHARE) are not allowed; remove the FOR … clause.",
             ));
         }
+        self.table_statements(&query.body);
         ControlFlow::Continue(())
     }
 
@@ -118,7 +220,7 @@ impl Visitor for Walker {
         if select.into.is_some() {
             self.push_once(reason(
                 "select_into",
-                "SELECT … INTO creates a table or writes variables; remove INTO.",
+                "SELECT … INTO creates a table, writes a file or sets variables; remove INTO.",
             ));
         }
         for item in &select.projection {
@@ -137,10 +239,12 @@ impl Visitor for Walker {
         match factor {
             TableFactor::Table {
                 name,
-                args: Some(_),
+                args: Some(args),
                 ..
+            } => self.function(name, &args.args, !args.args.is_empty()),
+            TableFactor::Function { name, args, .. } => {
+                self.function(name, args, !args.is_empty());
             }
-            | TableFactor::Function { name, .. } => self.function(name),
             TableFactor::Table {
                 name,
                 alias: Some(alias),
@@ -162,19 +266,35 @@ impl Visitor for Walker {
     }
 
     fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
-        self.relations.push(object_name(relation));
+        self.relation(relation);
         ControlFlow::Continue(())
     }
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
         match expr {
-            Expr::Function(f) => self.function(&f.name),
+            Expr::Function(f) => match &f.args {
+                FunctionArguments::List(list) => {
+                    self.function(&f.name, &list.args, !list.args.is_empty());
+                }
+                FunctionArguments::Subquery(_) => self.function(&f.name, &[], true),
+                FunctionArguments::None => self.function(&f.name, &[], false),
+            },
             Expr::Identifier(ident) => {
                 self.columns.insert(ident.value.clone());
             }
             Expr::CompoundIdentifier(parts) => {
                 if let Some(last) = parts.last() {
                     self.columns.insert(last.value.clone());
+                    if parts.len() > 1 {
+                        self.attribute_call(&last.value);
+                    }
+                }
+            }
+            Expr::CompoundFieldAccess { access_chain, .. } => {
+                for access in access_chain {
+                    if let AccessExpr::Dot(Expr::Identifier(ident)) = access {
+                        self.attribute_call(&ident.value);
+                    }
                 }
             }
             _ => {}
