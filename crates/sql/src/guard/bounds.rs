@@ -9,8 +9,9 @@ use super::{Reason, reason};
 /// The longest SQL text checked, in bytes.
 pub(crate) const MAX_SQL_BYTES: usize = 1 << 20;
 
-/// The deepest tree the guard lets the parser build (an upper bound estimated from the tokens).
-pub(crate) const MAX_DEPTH: usize = 600;
+/// The deepest tree the guard lets the parser build (an upper bound estimated from the tokens). A debug
+/// build on a 2 MiB stack drops a chain of about 20,000 levels before it overflows.
+pub(crate) const MAX_DEPTH: usize = 1_000;
 
 /// The most levels of nested parentheses, brackets and `CASE`.
 pub(crate) const MAX_NESTING: usize = 40;

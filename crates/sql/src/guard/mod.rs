@@ -42,7 +42,7 @@ pub(crate) use verdict::reason;
 
 use std::sync::Arc;
 
-use sqlparser::ast::{ObjectName, ObjectNamePart, Statement, Visit};
+use sqlparser::ast::{ObjectName, ObjectNamePart, SetExpr, Statement, Visit};
 use sqlparser::parser::{Parser, ParserError};
 
 use catalog::FunctionCatalog;
@@ -144,10 +144,11 @@ impl Guard {
             return None;
         }
         let mut statements = Parser::parse_sql(self.dialect.parser().as_ref(), sql).ok()?;
-        if statements.len() == 1 {
-            statements.pop()
-        } else {
-            None
+        match statements.pop() {
+            // SQLite takes no LIMIT after VALUES: leave such a query as it is.
+            Some(Statement::Query(q)) if matches!(*q.body, SetExpr::Values(_)) => None,
+            Some(statement) if statements.is_empty() => Some(statement),
+            _ => None,
         }
     }
 

@@ -169,3 +169,124 @@ fn allowlists() {
             .allowed
     );
 }
+
+/// Runs `f` on a thread with tokio's worker stack size (2 MiB).
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+type Shape = fn(usize) -> String;
+
+/// Shapes of SQL that nest or chain, each as a function of its size.
+fn shapes() -> Vec<(&'static str, Shape)> {
+    vec![
+        ("sum", |n| format!("SELECT 1{}", "+1".repeat(n))),
+        ("union", |n| {
+            format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(n))
+        }),
+        ("parens", |n| {
+            format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n))
+        }),
+        ("and", |n| {
+            format!("SELECT 1 WHERE 1 = 1{}", " AND 1 = 1".repeat(n))
+        }),
+        ("or in", |n| {
+            format!("SELECT 1 WHERE 1 IN (1){}", " OR 1 IN (1)".repeat(n))
+        }),
+        ("not", |n| format!("SELECT {}TRUE", "NOT ".repeat(n))),
+        ("minus", |n| format!("SELECT {}1", "- ".repeat(n))),
+        ("concat", |n| format!("SELECT 'a'{}", " || 'a'".repeat(n))),
+        ("abs", |n| {
+            format!("SELECT {}1{}", "abs(".repeat(n), ")".repeat(n))
+        }),
+        ("case", |n| {
+            format!(
+                "SELECT {}1{}",
+                "CASE WHEN TRUE THEN ".repeat(n),
+                " END".repeat(n)
+            )
+        }),
+        ("subquery", |n| {
+            format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n))
+        }),
+        ("distinct", |n| {
+            format!("SELECT 1{}", " IS DISTINCT FROM 1".repeat(n))
+        }),
+        ("cast", |n| format!("SELECT 1{}", "::int".repeat(n))),
+    ]
+}
+
+#[test]
+fn every_accepted_depth_is_safe_to_walk_print_and_drop_on_a_small_stack() {
+    on_small_stack(|| {
+        for dialect in [Dialect::Postgres, Dialect::Mysql, Dialect::Sqlite] {
+            let guard = Guard::new(dialect);
+            let accepted = |sql: &str| {
+                bounds::depth(sql, &lex::lex(sql, guard.default_mode()).tokens).is_none()
+            };
+            for (name, shape) in shapes() {
+                // The largest size the bounds accept (above it they refuse before parsing).
+                let mut n = 1;
+                while n < 100_000 && accepted(&shape(n + 1)) {
+                    n = if accepted(&shape(n * 2)) {
+                        n * 2
+                    } else {
+                        n + 1
+                    };
+                }
+                let sql = shape(n);
+                let v = guard.check(&sql);
+                assert!(n >= 30, "{dialect} {name}: only {n} levels accepted");
+                assert!(v.allowed || !v.reasons.is_empty(), "{dialect} {name}");
+                if let Some(statement) = guard.parse_one(&sql) {
+                    assert!(!statement.to_string().is_empty(), "{dialect} {name}");
+                    drop(statement);
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn hostile_sizes_are_refused_on_a_small_stack() {
+    on_small_stack(|| {
+        let cases = [
+            (
+                "sum",
+                format!("SELECT 1{}", "+1".repeat(200_000)),
+                "too_deep",
+            ),
+            (
+                "union",
+                format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(50_000)),
+                "too_deep",
+            ),
+            (
+                "parens",
+                format!("SELECT {}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+                "too_deep",
+            ),
+            (
+                "string",
+                format!("SELECT '{}'", "x".repeat(10_000_000)),
+                "too_long",
+            ),
+        ];
+        for dialect in [Dialect::Postgres, Dialect::Mysql, Dialect::Sqlite] {
+            for (name, sql, code) in &cases {
+                let v = Guard::new(dialect).check(sql);
+                assert!(
+                    !v.allowed && v.has(code),
+                    "{dialect} {name}: {:?}",
+                    v.reasons
+                );
+                assert!(v.explanation().contains("simplify") || *code == "too_long");
+            }
+        }
+    });
+}
