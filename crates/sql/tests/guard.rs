@@ -321,3 +321,367 @@ fn every_shared_gold_query_is_allowed() {
     }
     assert!(defog >= 250, "{defog}");
 }
+
+/// Syntax the engines accept that the guard used to refuse (each also runs on its engine in
+/// `testdata/guard/legit.sql`).
+#[test]
+fn syntax_the_engines_accept_is_allowed() {
+    let cases: &[(Dialect, &str)] = &[
+        (Dialect::Mysql, "SELECT 7 MOD 3"),
+        (Dialect::Mysql, "SELECT hours MOD 2 FROM tasks"),
+        (
+            Dialect::Mysql,
+            "SELECT INTERVAL '1:30' HOUR_MINUTE + TIMESTAMP '2024-01-01 00:00:00'",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT DATE_ADD(created, INTERVAL '1:30' HOUR_MINUTE) FROM projects",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT DATE_SUB(created, INTERVAL '1-2' YEAR_MONTH), created + INTERVAL 1 DAY FROM projects",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT EXTRACT(YEAR_MONTH FROM created) FROM projects",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT CAST(name AS CHAR(10) CHARACTER SET utf8mb4) FROM projects",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT CAST(name AS CHAR CHARSET latin1) FROM projects",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT CAST(hours AS DECIMAL(10, 2)) FROM tasks",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT trim FROM labels WHERE trim <> '' ORDER BY trim",
+        ),
+        (Dialect::Mysql, "SELECT TRIM(name), position FROM projects"),
+        (Dialect::Mysql, "SELECT LAST_INSERT_ID()"),
+        (
+            Dialect::Sqlite,
+            "SELECT name FROM projects WHERE status IS NOT 'done'",
+        ),
+        (
+            Dialect::Sqlite,
+            "SELECT name FROM projects WHERE status IS 'done' OR status IS NOT NULL",
+        ),
+        (Dialect::Sqlite, "SELECT trim FROM labels"),
+        (
+            Dialect::Sqlite,
+            "SELECT length(randomblob(16)), zeroblob(1000)",
+        ),
+        (Dialect::Postgres, "TABLE projects"),
+        (
+            Dialect::Postgres,
+            "TABLE public.projects ORDER BY 1 LIMIT 5",
+        ),
+        (Dialect::Postgres, "SELECT trim FROM labels"),
+        (Dialect::Postgres, "SELECT 1 /* a /* nested */ comment */"),
+        (
+            Dialect::Postgres,
+            "SELECT $$it's; -- not /* code$$, E'a\\'b', U&'\\0041'",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT 'a;b' AS \"x;y\", 1 -- ; DELETE\n",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT 'a\\nb' LIKE '%\\_%', 'x' # comment ; DELETE\n",
+        ),
+        (Dialect::Mysql, "SELECT '/*! not code */', 1--1"),
+        (
+            Dialect::Mysql,
+            "SELECT name FROM projects WHERE name = \"Apollo\"",
+        ),
+    ];
+    for (dialect, sql) in cases {
+        let v = Guard::new(*dialect).check(sql);
+        assert!(v.allowed, "{dialect}: refused {sql:?}: {:?}", v.reasons);
+    }
+}
+
+#[test]
+fn unicode_escaped_names_are_checked_decoded() {
+    let guard = Guard::new(Dialect::Postgres);
+    for sql in [
+        r#"SELECT U&"pg\005fsleep"(3)"#,
+        r#"SELECT u&"PG\005FSLEEP"(3)"#,
+        r#"SELECT U&"pg!005fsleep" UESCAPE '!' (3)"#,
+        r#"SELECT U&"pg\+00005fsleep"(3)"#,
+        r#"SELECT * FROM pg_catalog.U&"pg\005fsleep"(3)"#,
+    ] {
+        let v = guard.check(sql);
+        assert!(v.has("forbidden_function"), "{sql}: {:?}", v.reasons);
+        assert!(
+            v.explanation().contains("`pg_sleep`"),
+            "{sql}: {}",
+            v.explanation()
+        );
+    }
+    let v = guard.check(r#"SELECT * FROM U&"pg\005fauthid""#);
+    assert!(v.has("sensitive_catalog"), "{:?}", v.reasons);
+}
+
+#[test]
+fn function_families_are_refused() {
+    let cases: &[(Dialect, &str)] = &[
+        (
+            Dialect::Postgres,
+            "SELECT * FROM ts_stat('SELECT to_tsvector(x) FROM t')",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT ts_rewrite('a'::tsquery, 'SELECT q, s FROM aliases')",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT query_to_xml_and_xmlschema('SELECT 1', true, true, '')",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT cursor_to_xml('c', 1, true, true, '')",
+        ),
+        (Dialect::Postgres, "SELECT * FROM crosstab('SELECT 1')"),
+        (Dialect::Postgres, "SELECT dblink_connect('host=evil')"),
+        (Dialect::Postgres, "SELECT pg_stat_reset_shared('bgwriter')"),
+        (
+            Dialect::Postgres,
+            "SELECT pg_log_backend_memory_contexts(1)",
+        ),
+        (Dialect::Postgres, "SELECT pg_cancel_backend(1)"),
+        (Dialect::Postgres, "SELECT pg_reload_conf()"),
+        (
+            Dialect::Postgres,
+            "SELECT pg_create_logical_replication_slot('s', 'test_decoding')",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM pg_logical_slot_get_changes('s', NULL, NULL)",
+        ),
+        (Dialect::Postgres, "SELECT pg_switch_wal()"),
+        (Dialect::Postgres, "SELECT pg_wal_replay_pause()"),
+        (Dialect::Postgres, "SELECT lo_get(1)"),
+        (Dialect::Postgres, "SELECT pg_ls_dir('.')"),
+        (Dialect::Postgres, "SELECT pg_notify('c', 'x')"),
+        (Dialect::Postgres, "SELECT txid_current()"),
+        (Dialect::Mysql, "SELECT MASTER_POS_WAIT('log', 4, 3)"),
+        (Dialect::Mysql, "SELECT RELEASE_ALL_LOCKS()"),
+        (Dialect::Mysql, "SELECT LAST_INSERT_ID(5)"),
+        (Dialect::Mysql, "SELECT sys_exec('id')"),
+        (Dialect::Mysql, "SELECT `sleep`(3)"),
+        (Dialect::Mysql, "SELECT SLEEP /* x */ (3)"),
+        (Dialect::Sqlite, "SELECT edit('x')"),
+        (Dialect::Sqlite, "SELECT fts3_tokenizer('simple')"),
+        (Dialect::Sqlite, "SELECT randomblob(1000000000)"),
+        (Dialect::Sqlite, "SELECT zeroblob(1000 * 1000 * 1000)"),
+        (Dialect::Sqlite, "SELECT * FROM fsdir('/')"),
+    ];
+    for (dialect, sql) in cases {
+        let v = Guard::new(*dialect).check(sql);
+        assert!(
+            v.has("forbidden_function"),
+            "{dialect}: {sql:?}: {:?}",
+            v.reasons
+        );
+    }
+    let v = Guard::new(Dialect::Mysql).check("SELECT @v := 1");
+    assert!(v.has("variable_assignment"), "{:?}", v.reasons);
+}
+
+#[test]
+fn sensitive_catalogs_are_refused_unless_allowed() {
+    let cases: &[(Dialect, &str)] = &[
+        (Dialect::Postgres, "SELECT * FROM pg_authid"),
+        (
+            Dialect::Postgres,
+            "SELECT usename, passwd FROM PG_CATALOG.PG_SHADOW",
+        ),
+        (Dialect::Postgres, "SELECT * FROM \"pg_user_mappings\""),
+        (Dialect::Postgres, "SELECT * FROM pg_hba_file_rules"),
+        (Dialect::Postgres, "SELECT * FROM pg_ident_file_mappings"),
+        (Dialect::Postgres, "SELECT * FROM pg_file_settings"),
+        (Dialect::Postgres, "SELECT query FROM pg_stat_activity"),
+        (Dialect::Postgres, "SELECT * FROM pg_largeobject"),
+        (Dialect::Postgres, "SELECT * FROM pg_statistic"),
+        (Dialect::Postgres, "SELECT * FROM pg_stat_statements"),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM information_schema.user_mapping_options",
+        ),
+        (Dialect::Postgres, "TABLE pg_authid"),
+        (Dialect::Postgres, "SELECT 1 UNION TABLE pg_shadow"),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM (SELECT * FROM pg_authid) a",
+        ),
+        (Dialect::Mysql, "SELECT * FROM mysql.user"),
+        (Dialect::Mysql, "SELECT * FROM `mysql`.`global_priv`"),
+        (
+            Dialect::Mysql,
+            "SELECT * FROM information_schema.PROCESSLIST",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT * FROM INFORMATION_SCHEMA.processlist",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT * FROM performance_schema.events_statements_history",
+        ),
+        (Dialect::Mysql, "SELECT * FROM sys.session"),
+        (Dialect::Sqlite, "SELECT * FROM sqlite_dbpage"),
+    ];
+    for (dialect, sql) in cases {
+        let v = Guard::new(*dialect).check(sql);
+        assert!(!v.allowed, "{dialect}: allowed {sql:?}");
+        assert!(
+            v.has("sensitive_catalog"),
+            "{dialect}: {sql:?}: {:?}",
+            v.reasons
+        );
+        let open = Guard::new(*dialect)
+            .allow_sensitive_catalogs(true)
+            .check(sql);
+        assert!(
+            !open.has("sensitive_catalog"),
+            "{dialect}: {sql:?}: {:?}",
+            open.reasons
+        );
+    }
+    let open = Guard::new(Dialect::Postgres).allow_sensitive_catalogs(true);
+    assert!(
+        open.check("SELECT * FROM pg_stat_get_activity(NULL)")
+            .allowed
+    );
+    assert!(
+        !Guard::new(Dialect::Postgres)
+            .check("SELECT * FROM pg_stat_get_activity(NULL)")
+            .allowed
+    );
+    // Ordinary catalogs stay readable.
+    for sql in [
+        "SELECT relname FROM pg_class",
+        "SELECT * FROM information_schema.columns",
+        "SELECT rolname FROM pg_roles",
+    ] {
+        assert!(Guard::new(Dialect::Postgres).check(sql).allowed, "{sql}");
+    }
+    assert!(
+        Guard::new(Dialect::Mysql)
+            .check("SELECT * FROM information_schema.TABLES")
+            .allowed
+    );
+    assert!(
+        Guard::new(Dialect::Mysql)
+            .check("SELECT * FROM users")
+            .allowed
+    );
+}
+
+#[test]
+fn text_that_reads_differently_under_unknown_settings_is_refused_offline() {
+    use steward_sql::ServerSettings;
+    let my = Guard::new(Dialect::Mysql);
+    let v = my.check(r"SELECT 'a\'b'");
+    assert!(v.has("ambiguous_text"), "{:?}", v.reasons);
+    assert!(v.explanation().contains("''"), "{}", v.explanation());
+    // The same text on a server whose settings are known.
+    let escapes = Guard::new(Dialect::Mysql)
+        .with_settings(ServerSettings::mysql("STRICT_TRANS_TABLES", true));
+    assert!(escapes.check(r"SELECT 'a\'b'").allowed);
+    let literal = Guard::new(Dialect::Mysql)
+        .with_settings(ServerSettings::mysql("NO_BACKSLASH_ESCAPES", true));
+    assert!(!literal.check(r"SELECT 'a\'b'").allowed);
+    assert!(literal.check(r"SELECT 'C:\'").allowed);
+    // A backslash that does not move a string's end is fine.
+    assert!(my.check(r"SELECT 'a\nb' LIKE '%\_%'").allowed);
+    // PostgreSQL: standard_conforming_strings.
+    let pg = Guard::new(Dialect::Postgres);
+    let v = pg.check(r"SELECT 'C:\'");
+    assert!(v.has("ambiguous_text"), "{:?}", v.reasons);
+    assert!(v.explanation().contains("E'"), "{}", v.explanation());
+    assert!(pg.check(r"SELECT 'C:\path', E'a\'b'").allowed);
+    let on = Guard::new(Dialect::Postgres).with_settings(ServerSettings::postgres(true));
+    assert!(on.check(r"SELECT 'C:\'").allowed);
+    let off = Guard::new(Dialect::Postgres).with_settings(ServerSettings::postgres(false));
+    assert!(
+        off.check(r"SELECT '\''; DELETE FROM t; --'")
+            .has("multiple_statements")
+    );
+    assert!(
+        on.check(r"SELECT '\'; DELETE FROM t; --'")
+            .has("multiple_statements")
+    );
+    // ANSI_QUOTES unknown: "…" is checked both as a string and as a name.
+    for sql in [r#"SELECT "sleep"(3)"#, r#"SELECT * FROM "mysql"."user""#] {
+        let v = my.check(sql);
+        assert!(!v.allowed, "allowed {sql}");
+    }
+    let ansi = Guard::new(Dialect::Mysql).with_settings(ServerSettings::mysql("ANSI_QUOTES", true));
+    assert!(
+        ansi.check(r#"SELECT * FROM "mysql"."user""#)
+            .has("sensitive_catalog")
+    );
+    assert!(my.check(r#"SELECT name FROM t WHERE name = "Bob""#).allowed);
+}
+
+#[test]
+fn executable_comments_hints_and_explain_analyse_are_refused() {
+    let my = Guard::new(Dialect::Mysql);
+    for (sql, code) in [
+        ("SELECT 1 /*!50000 UNION SELECT 2 */", "executable_comment"),
+        ("SELECT 1 /*M!100000 , SLEEP(3) */", "executable_comment"),
+        ("SELECT /*+ SET_VAR(sql_mode = '') */ 1", "optimizer_hint"),
+        ("SELECT 1 /*!", "executable_comment"),
+    ] {
+        let v = my.check(sql);
+        assert!(!v.allowed && v.has(code), "{sql}: {:?}", v.reasons);
+    }
+    let pg = Guard::new(Dialect::Postgres);
+    for sql in [
+        "EXPLAIN (ANALYSE) SELECT 1",
+        "EXPLAIN (ANALYZE TRUE, VERBOSE) SELECT 1",
+        "EXPLAIN ANALYSE SELECT 1",
+        "EXPLAIN VERBOSE ANALYZE SELECT 1",
+    ] {
+        let v = pg.check(sql);
+        assert!(v.has("explain_analyze"), "{sql}: {:?}", v.reasons);
+    }
+    assert!(pg.check("EXPLAIN (VERBOSE, COSTS OFF) SELECT 1").allowed);
+}
+
+#[test]
+fn hostile_sizes_get_a_clear_refusal_on_a_small_stack() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let cases = [
+                (format!("SELECT 1{}", "+1".repeat(200_000)), "too_deep"),
+                (
+                    format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(50_000)),
+                    "too_deep",
+                ),
+                (
+                    format!("SELECT {}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+                    "too_deep",
+                ),
+                (format!("SELECT '{}'", "x".repeat(10_000_000)), "too_long"),
+            ];
+            for dialect in ALL {
+                for (sql, code) in &cases {
+                    let v = Guard::new(dialect).check(sql);
+                    assert!(!v.allowed && v.has(code), "{dialect}: {:?}", v.reasons);
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

@@ -18,8 +18,10 @@ pub(super) fn classify(statement: &Statement, first_word: &str) -> (StatementCla
         } => {
             let analyze = *analyze
                 || options.as_ref().is_some_and(|o| {
-                    o.iter()
-                        .any(|opt| opt.name.value.eq_ignore_ascii_case("analyze"))
+                    o.iter().any(|opt| {
+                        let name = &opt.name.value;
+                        name.eq_ignore_ascii_case("analyze") || name.eq_ignore_ascii_case("analyse")
+                    })
                 });
             let (class, mut reasons) = classify(inner, first_word);
             if analyze {

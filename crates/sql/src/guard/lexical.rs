@@ -91,6 +91,46 @@ pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Fi
             &mut out,
         );
     }
+    // `EXPLAIN ANALYZE` (or `ANALYSE`, or inside the options) runs the statement.
+    let mut explaining = false;
+    for t in &code {
+        if t.is_word(sql, "EXPLAIN") {
+            explaining = true;
+        } else if explaining && (t.is_word(sql, "ANALYZE") || t.is_word(sql, "ANALYSE")) {
+            push(
+                reason(
+                    "explain_analyze",
+                    "EXPLAIN ANALYZE runs the statement; use EXPLAIN without ANALYZE.",
+                ),
+                &mut out,
+            );
+        } else if explaining
+            && t.kind == Kind::Word
+            && !EXPLAIN_WORDS.iter().any(|w| t.is_word(sql, w))
+            && ![
+                "FORMAT",
+                "JSON",
+                "TEXT",
+                "XML",
+                "YAML",
+                "TRUE",
+                "FALSE",
+                "ON",
+                "OFF",
+                "COSTS",
+                "BUFFERS",
+                "SETTINGS",
+                "WAL",
+                "TIMING",
+                "SUMMARY",
+                "GENERIC_PLAN",
+            ]
+            .iter()
+            .any(|w| t.is_word(sql, w))
+        {
+            explaining = false;
+        }
+    }
     for (i, t) in code.iter().enumerate() {
         let next = |k: usize| code.get(i + k).copied();
         let word_at = |k: usize, w: &str| next(k).is_some_and(|n| n.is_word(sql, w));

@@ -231,14 +231,16 @@ fn every_accepted_depth_is_safe_to_walk_print_and_drop_on_a_small_stack() {
             };
             for (name, shape) in shapes() {
                 // The largest size the bounds accept (above it they refuse before parsing).
-                let mut n = 1;
-                while n < 100_000 && accepted(&shape(n + 1)) {
-                    n = if accepted(&shape(n * 2)) {
-                        n * 2
+                let (mut low, mut high) = (1usize, 2_048usize);
+                while low + 1 < high {
+                    let mid = (low + high) / 2;
+                    if accepted(&shape(mid)) {
+                        low = mid;
                     } else {
-                        n + 1
-                    };
+                        high = mid;
+                    }
                 }
+                let n = low;
                 let sql = shape(n);
                 let v = guard.check(&sql);
                 assert!(n >= 30, "{dialect} {name}: only {n} levels accepted");
