@@ -173,8 +173,18 @@ const PREFIXES: &[(&str, Family)] = &[
 /// The family a function name belongs to, if it is refused by the static rules. `name` is the last part of
 /// the name, decoded; any case.
 pub(crate) fn family(name: &str) -> Option<Family> {
-    let lower = name.to_ascii_lowercase();
-    if let Ok(i) = EXACT.binary_search_by(|(n, _)| (*n).cmp(lower.as_str())) {
+    // Lowercase into a buffer on the stack: this runs for every function call of every query.
+    let mut buffer = [0u8; 64];
+    let lower = match buffer.get_mut(..name.len()) {
+        Some(slot) => {
+            slot.copy_from_slice(name.as_bytes());
+            slot.make_ascii_lowercase();
+            std::str::from_utf8(slot).ok()?
+        }
+        // No refused name is that long.
+        None => return None,
+    };
+    if let Ok(i) = EXACT.binary_search_by(|(n, _)| (*n).cmp(lower)) {
         return EXACT.get(i).map(|(_, f)| *f);
     }
     PREFIXES

@@ -67,25 +67,23 @@ pub(crate) fn sensitive(
     parts: &[&str],
     current_database: Option<&str>,
 ) -> Option<String> {
-    let table = parts.last()?.to_ascii_lowercase();
+    let table = *parts.last()?;
     let schema = parts
         .len()
         .checked_sub(2)
         .and_then(|i| parts.get(i))
-        .map(|s| s.to_ascii_lowercase());
+        .copied();
+    let listed = |list: &[&str], name: &str| list.iter().any(|n| n.eq_ignore_ascii_case(name));
     let hit = match dialect {
-        Dialect::Postgres => POSTGRES.contains(&table.as_str()),
-        Dialect::Sqlite => SQLITE.contains(&table.as_str()),
-        Dialect::Mysql => {
-            let schema = schema
-                .clone()
-                .or_else(|| current_database.map(str::to_ascii_lowercase));
-            match schema.as_deref() {
-                Some(s) if MYSQL_SCHEMAS.contains(&s) => true,
-                Some("information_schema") => MYSQL_INFORMATION_SCHEMA.contains(&table.as_str()),
-                _ => parts.len() == 1 && MYSQL_UNQUALIFIED.contains(&table.as_str()),
+        Dialect::Postgres => listed(POSTGRES, table),
+        Dialect::Sqlite => listed(SQLITE, table),
+        Dialect::Mysql => match schema.or(current_database) {
+            Some(s) if listed(MYSQL_SCHEMAS, s) => true,
+            Some(s) if s.eq_ignore_ascii_case("information_schema") => {
+                listed(MYSQL_INFORMATION_SCHEMA, table)
             }
-        }
+            _ => parts.len() == 1 && listed(MYSQL_UNQUALIFIED, table),
+        },
     };
     hit.then(|| {
         let shown = parts.join(".");

@@ -158,7 +158,7 @@ impl<'a> Scan<'a> {
             sql,
             b: sql.as_bytes(),
             i: 0,
-            tokens: Vec::with_capacity(sql.len() / 4 + 4),
+            tokens: Vec::with_capacity(sql.len() / 6 + 8),
             problems: Vec::new(),
             unclosed: false,
         }

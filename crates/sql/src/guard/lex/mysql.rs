@@ -182,6 +182,12 @@ fn variable(s: &mut Scan<'_>, start: usize, backslash: bool, ansi_quotes: bool) 
     let system = s.at(start + 1) == b'@';
     let from = start + 1 + usize::from(system);
     let quote = s.at(from);
+    if system && matches!(quote, b'\'' | b'"') {
+        s.problem(
+            "parse_error",
+            "A system variable's name cannot be a string; write @@name.",
+        );
+    }
     if matches!(quote, b'\'' | b'"' | b'`') {
         s.push_with(Kind::Variable, start, from, Some("@v".to_owned()), None);
         let before = s.tokens.len();

@@ -290,7 +290,12 @@ fn number(s: &mut Scan<'_>, start: usize) {
             i = s.run(i + 1 + sign, |b| b.is_ascii_digit());
         }
     }
-    let end = s.run(i, ident_cont);
+    // PostgreSQL 15 refuses letters stuck to a number (but `1$a$…$a$` is a number and a dollar quote).
+    let end = if ident_start(s.at(i)) {
+        s.run(i, ident_cont)
+    } else {
+        i
+    };
     s.push(Kind::Number, start, end);
 }
 

@@ -97,6 +97,8 @@ fn dollar_quotes_and_identifiers_with_dollars() {
         code("SELECT $1", PG),
         [(Kind::Word, "SELECT".into()), (Kind::Param, "$1".into())]
     );
+    // A dollar quote may follow a number directly.
+    assert_eq!(semicolons("SELECT 1$a$; x$a$", PG), 0);
 }
 
 #[test]
