@@ -129,6 +129,7 @@ async fn the_engine_alone_refuses_writes() {
             let text = err.to_string().to_lowercase();
             assert!(
                 text.contains("read-only")
+                    || text.contains("changes the database")
                     || text.contains("readonly")
                     || text.contains("read only")
                     || text.contains("query_only"),
