@@ -243,6 +243,30 @@ async fn wrong_columns_and_tables_get_the_closest_names() {
 }
 
 #[tokio::test]
+async fn hints_use_the_alias_and_the_hinted_query_runs() {
+    for (name, db, _) in engines().await {
+        let guard = Guard::new(db.dialect());
+        let (genre, column) = if name == "postgres" {
+            ("genre", "name")
+        } else {
+            ("Genre", "Name")
+        };
+        let wrong = format!("SELECT g.Nme FROM {genre} g ORDER BY 1");
+        let err = db
+            .query(&guard, &wrong, &limits(5))
+            .await
+            .unwrap_err()
+            .to_string();
+        let hint = format!("did you mean g.{column}?");
+        assert!(err.contains(&hint), "{name}: {err}");
+        // Following the hint works: the model does not loop.
+        let fixed = wrong.replace("g.Nme", &format!("g.{column}"));
+        let rows = db.query(&guard, &fixed, &limits(5)).await.unwrap();
+        assert_eq!(rows.rows.len(), 5, "{name}");
+    }
+}
+
+#[tokio::test]
 async fn refused_sql_never_reaches_the_engine() {
     for (name, db, track) in engines().await {
         let err = db

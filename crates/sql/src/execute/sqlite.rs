@@ -1,6 +1,8 @@
 //! SQLite: a connection opened read-only, SQLite's own check that the text is one read-only statement, an
 //! interrupt at the time limit, rows streamed up to the caps.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use sqlx::{AssertSqlSafe, SqlitePool};
@@ -22,12 +24,16 @@ pub(super) async fn run(
 ) -> Result<QueryResult, SqlError> {
     let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
     let deadline = Instant::now().checked_add(limits.timeout);
+    // Set when this future ends in any way, a cancellation included: the statement, which runs on sqlx's
+    // worker thread, then stops at its next progress check instead of running on to the time limit.
+    let stop = Stop::default();
     let refusal = {
         let mut handle = lease.lock_handle().await.map_err(db_error)?;
         let refusal = refusal(sqlite_check::shape(handle.as_raw_handle(), sql));
         if refusal.is_none() {
+            let stopped = stop.0.clone();
             handle.set_progress_handler(STEPS_PER_CHECK, move || {
-                deadline.is_none_or(|d| Instant::now() < d)
+                !stopped.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d)
             });
         }
         refusal
@@ -66,6 +72,16 @@ pub(super) async fn run(
             Err(SqlError::Timeout(super::millis(limits.timeout)))
         }
         Err(e) => Err(db_error(e)),
+    }
+}
+
+/// Interrupts the statement when dropped.
+#[derive(Default)]
+struct Stop(Arc<AtomicBool>);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
