@@ -486,6 +486,45 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+        // Numbers too large for a Duration are "too long", never a panic.
+        for huge in ["1e300", "18446744073709551616", "inf"] {
+            let mut h = HeaderMap::new();
+            h.insert("retry-after", HeaderValue::from_static(huge));
+            assert_eq!(retry_after(&h), Some(Duration::MAX), "{huge}");
+        }
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("NaN"));
+        assert_eq!(retry_after(&h), None);
+        let mut h = HeaderMap::new();
+        h.insert("retry-after-ms", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn backoff_never_overflows() {
+        let policy = RetryPolicy {
+            initial_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            ..RetryPolicy::default()
+        };
+        for attempt in [0, 1, 16, u32::MAX] {
+            assert!(backoff(&policy, attempt) <= Duration::MAX);
+        }
+    }
+
+    #[test]
+    fn quoting_redacts_before_cutting() {
+        let key = "sk-live-0123456789";
+        let http = Http::new("p", HttpOptions::default(), vec![Secret::new(key)]).unwrap();
+        for offset in 0..30 {
+            let text = format!("{}{key} tail", "x".repeat(offset));
+            let quoted = http.quote(&text, 20);
+            assert!(!quoted.contains("sk-l"), "{offset}: {quoted}");
+        }
+        assert_eq!(
+            http.redact("see https://u:pw@h/v1?token=abc"),
+            "see https://u:***@h/v1?token=***"
+        );
     }
 
     #[test]
