@@ -1,7 +1,7 @@
 //! `steward demo`: creates (or keeps) the demo database, says what to ask, and opens chat when a model is
 //! configured.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -72,7 +72,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         let existing = demo::existing_tables(&*db.refresh_catalog(&structure).await?);
         let complete = existing.len() == demo::TABLES.len();
         if complete && !args.force {
-            eprintln!("{}", style.dim(&format!("The demo database is already at {shown}; --force rebuilds it.")));
+            note!("{}", style.dim(&format!("The demo database is already at {shown}; --force rebuilds it.")));
         } else {
             if !existing.is_empty() && !complete && !args.force {
                 bail!(
@@ -181,7 +181,7 @@ async fn generate(db: &Database, config: DemoConfig, shown: &str) -> anyhow::Res
         .iter()
         .map(|(t, n)| format!("{n} {t}"))
         .collect();
-    eprintln!(
+    note!(
         "{}",
         Style::stderr().good(&format!(
             "Created the demo database at {shown} in {:.1} s: {}.",

@@ -1,6 +1,6 @@
 //! `steward schema`: the schema context a model would get, for the whole database or for a question.
 
-use crate::out::say;
+use crate::out::{note, say};
 use clap::Args;
 use steward_sql::schema_context;
 
@@ -34,7 +34,7 @@ pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
         say!("{}", serde_json::to_string_pretty(&context)?);
     } else {
         crate::out::text(&context.text);
-        eprintln!(
+        note!(
             "{}",
             crate::style::Style::stderr().dim(&format!(
                 "-- {} of {} tables, ~{} tokens",

@@ -1,5 +1,6 @@
 //! The flags every agent command shares: which model, how to drive it, limits, recording and prices.
 
+use crate::out::note;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,7 +98,7 @@ impl ModelArgs {
     pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
         let style = Style::stderr();
         let on_retry = Arc::new(move |n: &RetryNotice| {
-            eprintln!(
+            note!(
                 "{}",
                 style.warn(&format!(
                     "  retrying {} in {:.1} s (attempt {}): {}",

@@ -1,6 +1,6 @@
 //! `steward sql check` and `steward sql run`.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::io::Read;
 use std::time::Duration;
 
@@ -172,7 +172,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
                     serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
                 );
             }
-            eprintln!("{} {error}", Style::stderr().error("error:"));
+            note!("{} {error}", Style::stderr().error("error:"));
             Ok(REFUSED)
         }
         Err(other) => Err(other.into()),
@@ -239,14 +239,14 @@ fn print_table(result: &QueryResult) {
     let n = result.rows.len();
     let style = Style::stderr();
     if result.truncated {
-        eprintln!(
+        note!(
             "{}",
             style.warn(&format!(
                 "({n} rows shown; more exist: raise --max-rows or narrow the query)"
             ))
         );
     } else {
-        eprintln!(
+        note!(
             "{}",
             style.dim(&format!("({n} row{})", if n == 1 { "" } else { "s" }))
         );
