@@ -14,7 +14,7 @@ use steward_sql::{Database, IntrospectOptions};
 use crate::agents::{AgentArgs, demo_path};
 use crate::chat::ChatArgs;
 use crate::exit;
-use crate::setup::{ModelArgs, clock};
+use crate::setup::{ModelArgs, bounded, clock};
 use crate::style::Style;
 
 /// Arguments of `steward demo`.
@@ -24,12 +24,24 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
 
-    /// Orders in thousands: 1 gives about 1,000 orders, 1000 about a million.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    /// Orders in thousands: 1 gives about 1,000 orders, 1000 about a million (1 to 10000).
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 1, 10_000>
+    )]
     scale: u64,
 
-    /// The random seed (the same seed and day give the same data).
-    #[arg(long, default_value_t = 42)]
+    /// The random seed; the same seed and day give the same data (0 to 18446744073709551615).
+    #[arg(
+        long,
+        default_value_t = 42,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 0, { u64::MAX }>
+    )]
     seed: u64,
 
     /// Rebuild it even if it exists (its data is replaced).

@@ -17,8 +17,14 @@ pub(crate) struct SchemaArgs {
     #[arg(long, value_name = "Q")]
     question: Option<String>,
 
-    /// Most tokens of context.
-    #[arg(long, default_value_t = 1000, value_name = "TOKENS")]
+    /// Most tokens of context (1 to 1000000).
+    #[arg(
+        long,
+        default_value_t = 1000,
+        value_name = "TOKENS",
+        allow_negative_numbers = true,
+        value_parser = crate::setup::bounded::<usize, 1, 1_000_000>
+    )]
     budget: usize,
 
     /// Print {"tables": [...], "tokens": N, "text": "..."}.
