@@ -125,7 +125,14 @@ fn sql_run_ends_quietly_with_its_own_exit_code() {
         );
         assert_eq!(ran.code, Some(1), "{closed:?}: {}", ran.stderr);
         let ran = run_closed(
-            &["sql", "run", "--db", db, "--json", "SELECT nope FROM orders"],
+            &[
+                "sql",
+                "run",
+                "--db",
+                db,
+                "--json",
+                "SELECT nope FROM orders",
+            ],
             &[],
             closed,
         );
@@ -254,9 +261,7 @@ async fn ask_2_to_1_piped_into_head_1_exits_as_the_run_ended() {
         &["ask", "--trace", "What's the date, and 5 * 1.2?"],
         &[("OPENAI_BASE_URL", &base)],
     );
-    command
-        .stdout(writer.try_clone().unwrap())
-        .stderr(writer);
+    command.stdout(writer.try_clone().unwrap()).stderr(writer);
     let mut child = command.spawn().unwrap();
     drop(command);
     let mut first = String::new();
