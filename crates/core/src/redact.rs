@@ -88,7 +88,15 @@ pub fn redact_urls(text: &str) -> String {
         let (prefix, scheme) = before
             .split_at_checked(before.len().saturating_sub(scheme_len))
             .unwrap_or(("", before));
-        let end = after.find(url_end).unwrap_or(after.len());
+        let mut end = after.find(url_end).unwrap_or(after.len());
+        // `(see http://host/x?key=k).`: punctuation at the end, and a closing parenthesis with no opening one in
+        // the URL, belong to the text around it.
+        while let Some(tail) = after.get(..end)
+            && (tail.ends_with(['.', ',', ':', ';', '!', '?'])
+                || (tail.ends_with(')') && tail.matches(')').count() > tail.matches('(').count()))
+        {
+            end -= 1;
+        }
         let (url_tail, next) = after.split_at(end);
         out.push_str(prefix);
         if scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -307,9 +315,15 @@ mod tests {
             redact_urls(
                 "error sending request for url (http://u:hunter2@127.0.0.1:9/v1/chat/completions?api-key=sk-1): refused"
             ),
-            "error sending request for url (http://u:***@127.0.0.1:9/v1/chat/completions?api-key=***"
-                .to_owned()
-                + " refused"
+            "error sending request for url (http://u:***@127.0.0.1:9/v1/chat/completions?api-key=***): refused"
+        );
+        assert_eq!(
+            redact_urls("(http://h/wiki/A_(b)?token=x(y)) and (http://h/?key=z)"),
+            "(http://h/wiki/A_(b)?token=***) and (http://h/?key=***)"
+        );
+        assert_eq!(
+            redact_urls("Is https://u:pw@h/v1?key=k1, or https://h?key=k2. right?"),
+            "Is https://u:***@h/v1?key=***, or https://h?key=***. right?"
         );
         assert_eq!(
             redact_urls(
