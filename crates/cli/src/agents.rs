@@ -103,7 +103,7 @@ impl Business {
             bail!(
                 "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
                  use --agent analyst for questions over this database, or run `steward demo`",
-                self.url
+                steward_core::redact_url(&self.url)
             );
         }
         Ok(domain.agent(name, model, observer, question, limits)?)

@@ -56,7 +56,10 @@ pub(crate) struct DemoArgs {
 pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let style = Style::stderr();
     let (url, shown) = match &args.db {
-        Some(db) if db.contains("://") || db.starts_with("sqlite:") => (db.clone(), db.clone()),
+        // What is shown never holds the URL's password or keys.
+        Some(db) if db.contains("://") || db.starts_with("sqlite:") => {
+            (db.clone(), steward_core::redact_url(db))
+        }
         Some(path) => (format!("sqlite://{path}?mode=rwc"), path.clone()),
         None => {
             let path = demo_path();
