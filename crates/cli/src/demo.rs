@@ -110,6 +110,10 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
     for (i, q) in suggestions(&in_transit).iter().enumerate() {
         say!("  {}. {q}", i + 1);
     }
+    if crate::out::stdout_closed() {
+        // `steward demo | head -3`: no one would read a chat's answers.
+        return Ok(exit::OK);
+    }
     let model = runtime.block_on(args.model.connect());
     match model {
         Ok(_) => {

@@ -342,3 +342,45 @@ async fn chat_leaves_when_nobody_reads_its_answers() {
     // Twice with stderr closed; once each with stdout closed (it leaves after the first answer).
     assert_eq!(bodies(&server).await.len(), 4);
 }
+
+#[tokio::test]
+async fn demo_does_not_open_chat_when_nobody_reads() {
+    let server = mock_openai(vec![text_reply("Hello!")]).await;
+    let base = format!("{}/v1", server.uri());
+    let mut command = command(&["demo", "--db", demo_db()], &[("OPENAI_BASE_URL", &base)]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(closed_pipe())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // Chat would ask the model about this line.
+    let _ = std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hi\n");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("steward chat"), "chat opened: {stderr}");
+    assert!(bodies(&server).await.is_empty());
+}
+
+/// A write that fails for another reason than a closed pipe (a full disk) is an error, said at the end.
+#[test]
+fn a_full_disk_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("SKIPPED: no /dev/full on this system");
+        return;
+    };
+    let out = command(&["sql", "check", "--dialect", "sqlite", "SELECT 1"], &[])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: cannot write the output: No space left on device"),
+        "{stderr}"
+    );
+}
