@@ -1,6 +1,7 @@
 //! Which database and which agent a command runs: `--db` (or `STEWARD_DB`, or the demo database when it exists)
 //! and `--agent` (the router `assistant` on the demo database, the `analyst` on any other).
 
+use crate::out::note;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -42,6 +43,8 @@ pub(crate) struct Business {
     /// True when the database has the demo's tables (the expenses, orders and tasks agents need them).
     pub(crate) demo_schema: bool,
     pub(crate) url: String,
+    /// What the database role may do beyond reading, for the trace.
+    pub(crate) privileges: Option<String>,
 }
 
 impl Business {
@@ -56,6 +59,7 @@ impl Business {
                         domain: None,
                         demo_schema: false,
                         url: String::new(),
+                        privileges: None,
                     });
                 }
                 format!("sqlite://{}", path.display())
@@ -63,11 +67,13 @@ impl Business {
         };
         let (db, catalog) = crate::db::open(&url).await?;
         let demo_schema = demo::has_schema(&catalog);
+        let privileges = db.privileges().and_then(steward_sql::Privileges::notice);
         let domain = Domain::open(db.clone(), clock).await?;
         Ok(Self {
             domain: Some(domain),
             demo_schema,
             url,
+            privileges,
         })
     }
 
@@ -102,7 +108,7 @@ impl Business {
             bail!(
                 "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
                  use --agent analyst for questions over this database, or run `steward demo`",
-                self.url
+                steward_core::redact_url(&self.url)
             );
         }
         Ok(domain.agent(name, model, observer, question, limits)?)
@@ -158,8 +164,13 @@ impl Session {
             clock,
             model.limits(),
         )?;
+        if trace.enabled()
+            && let Some(notice) = &business.privileges
+        {
+            note!("{}", crate::style::Style::stderr().dim(notice));
+        }
         if business.domain.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!(
+            note!(
                 "{}",
                 crate::style::Style::stderr()
                     .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")

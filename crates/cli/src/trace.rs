@@ -78,7 +78,7 @@ impl Trace {
         self.enabled.store(enabled, Ordering::Relaxed);
     }
 
-    fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
     }
 
@@ -126,8 +126,8 @@ impl Trace {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match slot.as_ref() {
-            Some(bar) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.suspend(|| crate::out::err_line(&text)),
+            None => crate::out::err_line(&text),
         }
     }
 

@@ -43,7 +43,7 @@ fn or_null<T>(value: Result<Option<T>, sqlx::Error>, f: impl FnOnce(T) -> Value)
 }
 
 /// One SQLite cell, by the value's own storage class (SQLite types are per value).
-pub(crate) fn sqlite(row: &SqliteRow, i: usize) -> Value {
+fn sqlite_value(row: &SqliteRow, i: usize) -> Value {
     let Ok(raw) = row.try_get_raw(i) else {
         return Value::Null;
     };
@@ -63,7 +63,7 @@ pub(crate) fn sqlite(row: &SqliteRow, i: usize) -> Value {
 }
 
 /// One PostgreSQL cell, by the column's type.
-pub(crate) fn postgres(row: &PgRow, i: usize) -> Value {
+fn postgres_value(row: &PgRow, i: usize) -> Value {
     let Some(column) = row.columns().get(i) else {
         return Value::Null;
     };
@@ -223,7 +223,7 @@ fn interval(v: &PgInterval) -> String {
 }
 
 /// One MySQL or MariaDB cell, by the column's type.
-pub(crate) fn mysql(row: &MySqlRow, i: usize) -> Value {
+fn mysql_value(row: &MySqlRow, i: usize) -> Value {
     let Some(column) = row.columns().get(i) else {
         return Value::Null;
     };
@@ -264,6 +264,36 @@ pub(crate) fn mysql(row: &MySqlRow, i: usize) -> Value {
     decoded
         .or_else(|| or_null(row.try_get_unchecked::<Option<String>, _>(i), Value::String))
         .unwrap_or_else(|| Value::String(format!("<{name} value>")))
+}
+
+/// A cell with its text cut to `max_len` bytes (at a character boundary); true when it was cut.
+fn capped(value: Value, max_len: usize) -> (Value, bool) {
+    match value {
+        Value::String(mut s) if s.len() > max_len => {
+            let mut end = max_len;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.truncate(end);
+            (Value::String(s), true)
+        }
+        other => (other, false),
+    }
+}
+
+/// One SQLite cell, at most `max_len` bytes of text.
+pub(crate) fn sqlite(row: &SqliteRow, i: usize, max_len: usize) -> (Value, bool) {
+    capped(sqlite_value(row, i), max_len)
+}
+
+/// One PostgreSQL cell, at most `max_len` bytes of text.
+pub(crate) fn postgres(row: &PgRow, i: usize, max_len: usize) -> (Value, bool) {
+    capped(postgres_value(row, i), max_len)
+}
+
+/// One MySQL/MariaDB cell, at most `max_len` bytes of text.
+pub(crate) fn mysql(row: &MySqlRow, i: usize, max_len: usize) -> (Value, bool) {
+    capped(mysql_value(row, i), max_len)
 }
 
 /// A cell as text for people and models: strings as they are, NULL as `NULL`, the rest as JSON.

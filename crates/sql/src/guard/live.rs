@@ -69,7 +69,7 @@ async fn build(db: &Database) -> Result<Guard, SqlError> {
             mariadb: Some(false),
             current_database: None,
         })),
-        Pools::Postgres(pool) => {
+        Pools::Postgres { read: pool, .. } => {
             let scs: String =
                 sqlx::query_scalar("SELECT current_setting('standard_conforming_strings')")
                     .fetch_one(pool)
@@ -106,7 +106,7 @@ async fn build(db: &Database) -> Result<Guard, SqlError> {
                 .with_settings(ServerSettings::postgres(scs.eq_ignore_ascii_case("on")))
                 .with_functions(FunctionCatalog::new(functions, operators)))
         }
-        Pools::Mysql(pool) => {
+        Pools::Mysql { read: pool, .. } => {
             let (mode, current): (String, Option<String>) =
                 sqlx::query_as("SELECT CAST(@@sql_mode AS CHAR), CAST(DATABASE() AS CHAR)")
                     .fetch_one(pool)

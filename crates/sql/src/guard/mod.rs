@@ -42,8 +42,8 @@ pub(crate) use verdict::reason;
 
 use std::sync::Arc;
 
-use sqlparser::ast::{ObjectName, ObjectNamePart, SetExpr, Statement, Visit};
-use sqlparser::parser::{Parser, ParserError};
+use sqlparser::ast::{ObjectName, ObjectNamePart, Visit};
+use sqlparser::parser::ParserError;
 
 use catalog::FunctionCatalog;
 use lex::{Kind, Lexed, Mode};
@@ -125,30 +125,6 @@ impl Guard {
             dialect: self.dialect,
             backslash,
             ansi_quotes: self.settings.ansi_quotes.unwrap_or(false),
-        }
-    }
-
-    /// Parses the SQL (exactly one statement) for callers that print it back, but only when nothing in it is
-    /// read differently by the engine and the parser (no comments, no escapes, no special quoting);
-    /// otherwise `None`, and the caller runs the text as it is.
-    pub(crate) fn parse_one(&self, sql: &str) -> Option<Statement> {
-        let lexed = lex::lex(sql, self.default_mode());
-        let plain = lexed.problems.is_empty()
-            && bounds::length(sql).is_none()
-            && bounds::depth(sql, &lexed.tokens).is_none()
-            && lexed
-                .tokens
-                .iter()
-                .all(|t| t.canonical.is_none() && t.kind != Kind::Comment);
-        if !plain {
-            return None;
-        }
-        let mut statements = Parser::parse_sql(self.dialect.parser().as_ref(), sql).ok()?;
-        match statements.pop() {
-            // SQLite takes no LIMIT after VALUES: leave such a query as it is.
-            Some(Statement::Query(q)) if matches!(*q.body, SetExpr::Values(_)) => None,
-            Some(statement) if statements.is_empty() => Some(statement),
-            _ => None,
         }
     }
 

@@ -7,9 +7,7 @@
 use std::any::TypeId;
 
 use sqlparser::ast::{BinaryOperator, CastKind, DateTimeField, Expr, Ident, Interval, Statement};
-use sqlparser::dialect::{
-    Dialect as SqlDialect, MySqlDialect, PostgreSqlDialect, Precedence, SQLiteDialect,
-};
+use sqlparser::dialect::{Dialect as SqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -18,15 +16,11 @@ use crate::dialect::Dialect;
 
 /// Parses canonical SQL of `dialect` into statements.
 pub(crate) fn parse(dialect: Dialect, sql: &str) -> Result<Vec<Statement>, ParserError> {
-    match dialect {
-        Dialect::Postgres => run(&Hooked::new(PostgreSqlDialect {}, dialect), sql),
-        Dialect::Mysql => run(&Hooked::new(MySqlDialect {}, dialect), sql),
-        Dialect::Sqlite => run(&Hooked::new(SQLiteDialect {}, dialect), sql),
-    }
-}
-
-fn run(dialect: &dyn SqlDialect, sql: &str) -> Result<Vec<Statement>, ParserError> {
-    Parser::new(dialect).try_with_sql(sql)?.parse_statements()
+    let hooked = Hooked {
+        inner: dialect.parser(),
+        engine: dialect,
+    };
+    Parser::new(&hooked).try_with_sql(sql)?.parse_statements()
 }
 
 /// MySQL's compound interval units.
@@ -62,15 +56,9 @@ const FUNCTION_KEYWORDS: &[Keyword] = &[
 /// A sqlparser dialect with the guard's parse hooks. Everything else is the inner dialect's: it reports the
 /// inner dialect's type, so sqlparser's dialect-specific parsing applies unchanged.
 #[derive(Debug)]
-struct Hooked<D> {
-    inner: D,
+struct Hooked {
+    inner: Box<dyn SqlDialect>,
     engine: Dialect,
-}
-
-impl<D: SqlDialect> Hooked<D> {
-    fn new(inner: D, engine: Dialect) -> Self {
-        Self { inner, engine }
-    }
 }
 
 /// `Some(Ok(x))` for a parse that worked, `None` to let sqlparser parse it its way.
@@ -135,7 +123,7 @@ fn mysql_cast(parser: &mut Parser<'_>) -> Result<Expr, ParserError> {
     })
 }
 
-impl<D: SqlDialect> Hooked<D> {
+impl Hooked {
     fn prefix(&self, parser: &mut Parser<'_>) -> Option<Result<Expr, ParserError>> {
         let w = word(&parser.peek_token_ref().token)?;
         let keyword = w.keyword;
@@ -234,7 +222,7 @@ macro_rules! forward {
     };
 }
 
-impl<D: SqlDialect> SqlDialect for Hooked<D> {
+impl SqlDialect for Hooked {
     fn dialect(&self) -> TypeId {
         self.inner.dialect()
     }

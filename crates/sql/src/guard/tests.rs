@@ -245,9 +245,23 @@ fn every_accepted_depth_is_safe_to_walk_print_and_drop_on_a_small_stack() {
                 let v = guard.check(&sql);
                 assert!(n >= 30, "{dialect} {name}: only {n} levels accepted");
                 assert!(v.allowed || !v.reasons.is_empty(), "{dialect} {name}");
-                if let Some(statement) = guard.parse_one(&sql) {
-                    assert!(!statement.to_string().is_empty(), "{dialect} {name}");
-                    drop(statement);
+                // The tree of the deepest accepted text is walked, printed and dropped here.
+                if v.allowed
+                    && let Ok(statements) = parse::parse(dialect, &sql)
+                {
+                    let mut walker = Walker::new(Context {
+                        dialect,
+                        catalog: None,
+                        allow_sensitive: false,
+                        current_database: None,
+                    });
+                    let _ = statements.visit(&mut walker);
+                    assert!(!format!("{statements:?}").is_empty(), "{dialect} {name}");
+                    assert!(
+                        statements.iter().all(|s| !s.to_string().is_empty()),
+                        "{dialect} {name}"
+                    );
+                    drop(statements);
                 }
             }
         }
