@@ -54,44 +54,45 @@ pub(crate) fn depth(sql: &str, tokens: &[Token]) -> Option<Reason> {
     // The cost of the levels below the top one.
     let mut below = 0usize;
     let mut deepest = 0usize;
-    for token in tokens.iter().filter(|t| t.kind != Kind::Comment) {
-        let text = token.text(sql);
-        let word = |w: &str| token.kind == Kind::Word && text.eq_ignore_ascii_case(w);
+    for token in tokens {
+        let role = match token.kind {
+            Kind::Comment => continue,
+            Kind::Punct => match sql.as_bytes().get(token.start) {
+                Some(b'(' | b'[') => Role::Open,
+                Some(b')' | b']') => Role::Close,
+                Some(b',') => Role::Separator,
+                _ => Role::Other,
+            },
+            Kind::Word => role(token.text(sql)),
+            _ => Role::Other,
+        };
+        let nested = stack.len() > 1;
         let Some(top) = stack.last_mut() else {
             break;
         };
         top.stretch += 1;
-        let open = token.kind == Kind::Punct && (text == "(" || text == "[");
-        let close = token.kind == Kind::Punct && (text == ")" || text == "]");
-        if open || word("CASE") {
-            below += top.stretch + top.set_operations + LEVEL_COST;
-            stack.push(Level {
-                case: !open,
-                ..Level::default()
-            });
-        } else if (close && !top.case) || (word("END") && top.case) {
-            if stack.len() > 1 {
+        match role {
+            Role::Open | Role::Case => {
+                below += top.stretch + top.set_operations + LEVEL_COST;
+                stack.push(Level {
+                    case: role == Role::Case,
+                    ..Level::default()
+                });
+            }
+            Role::Close | Role::End if top.case == (role == Role::End) && nested => {
                 stack.pop();
                 if let Some(parent) = stack.last() {
                     below =
                         below.saturating_sub(parent.stretch + parent.set_operations + LEVEL_COST);
                 }
             }
-        } else if token.is_punct(sql, ",")
-            || (top.case && (word("WHEN") || word("THEN") || word("ELSE")))
-            || [
-                "SELECT", "WHERE", "HAVING", "LIMIT", "OFFSET", "WINDOW", "QUALIFY",
-            ]
-            .iter()
-            .any(|w| word(w))
-        {
-            top.stretch = 0;
-        } else if ["UNION", "INTERSECT", "EXCEPT", "MINUS"]
-            .iter()
-            .any(|w| word(w))
-        {
-            top.set_operations += 1;
-            top.stretch = 0;
+            Role::Separator => top.stretch = 0,
+            Role::Branch if top.case => top.stretch = 0,
+            Role::SetOperation => {
+                top.set_operations += 1;
+                top.stretch = 0;
+            }
+            _ => {}
         }
         let here = stack
             .last()
@@ -102,6 +103,38 @@ pub(crate) fn depth(sql: &str, tokens: &[Token]) -> Option<Reason> {
         }
     }
     None
+}
+
+/// What a token does to the estimate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Open,
+    Close,
+    Case,
+    End,
+    /// A comma, or a keyword that only starts a clause.
+    Separator,
+    /// `WHEN`, `THEN`, `ELSE`: separators inside a `CASE`.
+    Branch,
+    SetOperation,
+    Other,
+}
+
+/// The role of a word (compared by length first: this runs for every word of every query).
+fn role(word: &str) -> Role {
+    let is = |w: &str| word.eq_ignore_ascii_case(w);
+    match word.len() {
+        3 if is("END") => Role::End,
+        4 if is("CASE") => Role::Case,
+        4 if is("WHEN") || is("THEN") || is("ELSE") => Role::Branch,
+        5 if is("UNION") || is("MINUS") => Role::SetOperation,
+        5 if is("WHERE") || is("LIMIT") => Role::Separator,
+        6 if is("EXCEPT") => Role::SetOperation,
+        6 if is("SELECT") || is("HAVING") || is("OFFSET") || is("WINDOW") => Role::Separator,
+        7 if is("QUALIFY") => Role::Separator,
+        9 if is("INTERSECT") => Role::SetOperation,
+        _ => Role::Other,
+    }
 }
 
 /// The refusal for SQL nested or chained too deeply.

@@ -31,7 +31,14 @@ const EXPLAIN_WORDS: &[&str] = &[
 /// The findings for the code tokens of `sql`; `allow_sensitive` lets functions that read sensitive catalogs
 /// through.
 pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Findings {
-    let code: Vec<&Token> = tokens.iter().filter(|t| t.kind != Kind::Comment).collect();
+    // The tokens that are not comments (most texts have none: then no copy is made).
+    let filtered: Vec<&Token>;
+    let code: Code<'_> = if tokens.iter().any(|t| t.kind == Kind::Comment) {
+        filtered = tokens.iter().filter(|t| t.kind != Kind::Comment).collect();
+        Code::Filtered(&filtered)
+    } else {
+        Code::All(tokens)
+    };
     let mut out = Findings::default();
     let push = |r: Reason, out: &mut Findings| {
         if !out.reasons.contains(&r) {
@@ -44,7 +51,7 @@ pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Fi
     let mut depth = 0usize;
     let mut first: Option<String> = None;
     let mut explain = false;
-    for t in &code {
+    for t in code.iter() {
         if t.is_punct(sql, ";") {
             if in_statement {
                 out.first_words.push(first.take().unwrap_or_default());
@@ -93,7 +100,7 @@ pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Fi
     }
     // `EXPLAIN ANALYZE` (or `ANALYSE`, or inside the options) runs the statement.
     let mut explaining = false;
-    for t in &code {
+    for t in code.iter() {
         if t.is_word(sql, "EXPLAIN") {
             explaining = true;
         } else if explaining && (t.is_word(sql, "ANALYZE") || t.is_word(sql, "ANALYSE")) {
@@ -132,7 +139,7 @@ pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Fi
         }
     }
     for (i, t) in code.iter().enumerate() {
-        let next = |k: usize| code.get(i + k).copied();
+        let next = |k: usize| code.get(i + k);
         let word_at = |k: usize, w: &str| next(k).is_some_and(|n| n.is_word(sql, w));
         if t.is_word(sql, "INTO") {
             push(
@@ -179,6 +186,25 @@ pub(crate) fn findings(sql: &str, tokens: &[Token], allow_sensitive: bool) -> Fi
         }
     }
     out
+}
+
+/// Tokens without comments: all of them, or a filtered copy.
+enum Code<'a> {
+    All(&'a [Token]),
+    Filtered(&'a [&'a Token]),
+}
+
+impl<'a> Code<'a> {
+    fn get(&self, i: usize) -> Option<&'a Token> {
+        match self {
+            Self::All(t) => t.get(i),
+            Self::Filtered(t) => t.get(i).copied(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &'a Token> + '_ {
+        (0..).map_while(|i| self.get(i))
+    }
 }
 
 /// The refusal for a call of `name`, refused as part of `family`.

@@ -9,7 +9,7 @@ use super::{Kind, Token};
 pub(crate) fn canonical<'a>(sql: &'a str, tokens: &[Token]) -> Cow<'a, str> {
     let changed = tokens
         .iter()
-        .any(|t| t.canonical.is_some() || t.kind == Kind::Comment)
+        .any(|t| t.canonical().is_some() || t.kind == Kind::Comment)
         || tokens.windows(2).any(|w| match w {
             [a, b] => joins(sql, a, b),
             _ => false,
@@ -30,7 +30,7 @@ pub(crate) fn canonical<'a>(sql: &'a str, tokens: &[Token]) -> Cow<'a, str> {
             if previous.is_some_and(|p| joins(sql, p, token)) {
                 out.push(' ');
             }
-            match &token.canonical {
+            match token.canonical() {
                 Some(text) => out.push_str(text),
                 None => out.push_str(token.text(sql)),
             }

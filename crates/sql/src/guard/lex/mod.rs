@@ -42,7 +42,8 @@ pub(crate) enum Kind {
     UnicodeName,
 }
 
-/// One token of the text.
+/// One token of the text. Small, because a query has many: what only a few tokens carry (a canonical form, a
+/// decoded name) is boxed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Token {
     /// What it is.
@@ -51,13 +52,50 @@ pub(crate) struct Token {
     pub(crate) start: usize,
     /// Byte offset just past it.
     pub(crate) end: usize,
-    /// Its canonical text, when that differs from the original.
-    pub(crate) canonical: Option<String>,
-    /// A quoted identifier's name, decoded as the engine reads it.
-    pub(crate) name: Option<String>,
+    /// Its canonical text (when that differs from the original) and its decoded name (quoted identifiers).
+    extra: Option<Box<Extra>>,
+}
+
+/// What a few tokens carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Extra {
+    canonical: Option<String>,
+    name: Option<String>,
 }
 
 impl Token {
+    fn new(
+        kind: Kind,
+        start: usize,
+        end: usize,
+        canonical: Option<String>,
+        name: Option<String>,
+    ) -> Self {
+        let extra =
+            (canonical.is_some() || name.is_some()).then(|| Box::new(Extra { canonical, name }));
+        Self {
+            kind,
+            start,
+            end,
+            extra,
+        }
+    }
+
+    /// Its canonical text, when that differs from the original.
+    pub(crate) fn canonical(&self) -> Option<&str> {
+        self.extra.as_ref()?.canonical.as_deref()
+    }
+
+    /// A quoted identifier's name, decoded as the engine reads it (or the pending body of a `U&` token).
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.extra.as_ref()?.name.as_deref()
+    }
+
+    /// Sets its canonical text and decoded name.
+    pub(crate) fn set(&mut self, canonical: Option<String>, name: Option<String>) {
+        *self = Self::new(self.kind, self.start, self.end, canonical, name);
+    }
+
     /// The token as written.
     pub(crate) fn text<'a>(&self, sql: &'a str) -> &'a str {
         sql.get(self.start..self.end).unwrap_or("")
@@ -67,7 +105,7 @@ impl Token {
     pub(crate) fn ident<'a>(&'a self, sql: &'a str) -> Option<&'a str> {
         match self.kind {
             Kind::Word => Some(self.text(sql)),
-            Kind::Quoted => self.name.as_deref(),
+            Kind::Quoted => self.name(),
             _ => None,
         }
     }
@@ -158,7 +196,7 @@ impl<'a> Scan<'a> {
             sql,
             b: sql.as_bytes(),
             i: 0,
-            tokens: Vec::with_capacity(sql.len() / 6 + 8),
+            tokens: Vec::with_capacity(sql.len() / 3 + 8),
             problems: Vec::new(),
             unclosed: false,
         }
@@ -194,13 +232,8 @@ impl<'a> Scan<'a> {
         name: Option<String>,
     ) {
         let end = end.min(self.b.len()).max(start);
-        self.tokens.push(Token {
-            kind,
-            start,
-            end,
-            canonical,
-            name,
-        });
+        self.tokens
+            .push(Token::new(kind, start, end, canonical, name));
         self.i = end;
     }
 

@@ -14,7 +14,7 @@ pub(super) fn resolve(s: &mut Scan<'_>) {
         if !matches!(kind, Kind::UnicodeStr | Kind::UnicodeName) {
             continue;
         }
-        let body = token.name.clone().unwrap_or_default();
+        let body = token.name().unwrap_or_default().to_owned();
         let mut escape = '\\';
         if let Some(word) = next_code(s, idx + 1)
             && s.tokens
@@ -60,11 +60,10 @@ pub(super) fn resolve(s: &mut Scan<'_>) {
         if let Some(t) = s.tokens.get_mut(idx) {
             if kind == Kind::UnicodeStr {
                 t.kind = Kind::Str;
-                t.canonical = Some(quote_str(&decoded));
+                t.set(Some(quote_str(&decoded)), None);
             } else {
                 t.kind = Kind::Quoted;
-                t.canonical = Some(quote_ident(&decoded, b'"'));
-                t.name = Some(decoded);
+                t.set(Some(quote_ident(&decoded, b'"')), Some(decoded));
             }
         }
     }
@@ -80,7 +79,7 @@ fn string_value(s: &Scan<'_>, idx: usize) -> String {
     let Some(t) = s.tokens.get(idx) else {
         return String::new();
     };
-    let quoted = t.canonical.as_deref().unwrap_or_else(|| t.text(s.sql));
+    let quoted = t.canonical().unwrap_or_else(|| t.text(s.sql));
     let inner = quoted
         .strip_prefix('\'')
         .and_then(|q| q.strip_suffix('\''))
