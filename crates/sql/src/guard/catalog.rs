@@ -50,7 +50,7 @@ enum Why {
 }
 
 /// The refused functions and operators of one database.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub(crate) struct FunctionCatalog {
     /// By lowercase name: the lowercase schemas of the refused overloads and why.
     refused: HashMap<String, Vec<(String, Why)>>,
@@ -58,6 +58,15 @@ pub(crate) struct FunctionCatalog {
     attribute: HashSet<String>,
     /// Operators that call refused functions.
     operators: HashSet<String>,
+}
+
+impl std::fmt::Debug for FunctionCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FunctionCatalog")
+            .field("refused_names", &self.refused.len())
+            .field("refused_operators", &self.operators.len())
+            .finish()
+    }
 }
 
 impl FunctionCatalog {

@@ -7,7 +7,9 @@
 use std::any::TypeId;
 
 use sqlparser::ast::{BinaryOperator, CastKind, DateTimeField, Expr, Ident, Interval, Statement};
-use sqlparser::dialect::{Dialect as SqlDialect, Precedence};
+use sqlparser::dialect::{
+    Dialect as SqlDialect, MySqlDialect, PostgreSqlDialect, Precedence, SQLiteDialect,
+};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -53,8 +55,9 @@ const FUNCTION_KEYWORDS: &[Keyword] = &[
     Keyword::SAFE_CAST,
 ];
 
-/// A sqlparser dialect with the guard's parse hooks. Everything else is the inner dialect's: it reports the
-/// inner dialect's type, so sqlparser's dialect-specific parsing applies unchanged.
+/// A sqlparser dialect with the guard's parse hooks. Everything else is the engine's dialect's (`inner`, from
+/// [`Dialect::parser`]): it reports that dialect's type, so sqlparser's dialect-specific parsing applies
+/// unchanged.
 #[derive(Debug)]
 struct Hooked {
     inner: Box<dyn SqlDialect>,
@@ -260,12 +263,21 @@ impl SqlDialect for Hooked {
             .or_else(|| self.inner.parse_statement(parser))
     }
 
+    // Called for every character: dispatched statically to the engine's dialect.
     fn is_identifier_start(&self, ch: char) -> bool {
-        self.inner.is_identifier_start(ch)
+        match self.engine {
+            Dialect::Postgres => PostgreSqlDialect {}.is_identifier_start(ch),
+            Dialect::Mysql => MySqlDialect {}.is_identifier_start(ch),
+            Dialect::Sqlite => SQLiteDialect {}.is_identifier_start(ch),
+        }
     }
 
     fn is_identifier_part(&self, ch: char) -> bool {
-        self.inner.is_identifier_part(ch)
+        match self.engine {
+            Dialect::Postgres => PostgreSqlDialect {}.is_identifier_part(ch),
+            Dialect::Mysql => MySqlDialect {}.is_identifier_part(ch),
+            Dialect::Sqlite => SQLiteDialect {}.is_identifier_part(ch),
+        }
     }
 
     fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
