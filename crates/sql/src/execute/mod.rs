@@ -214,18 +214,33 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Adds a row; false when the caps are reached and reading should stop.
-    pub(crate) fn push(&mut self, cells: Vec<Value>) -> bool {
+    /// Bytes of the byte cap still free for the cells of the next row.
+    pub(crate) fn room(&self) -> usize {
+        self.limits.max_bytes.saturating_sub(self.bytes)
+    }
+
+    /// Adds a row whose cells were cut to [`Collector::room`] (`cut` when one was); false when the caps are
+    /// reached and reading should stop. The first row is kept even when cut; a later row that does not fit whole
+    /// is left out.
+    pub(crate) fn push(&mut self, cells: Vec<Value>, cut: bool) -> bool {
         if self.rows.len() >= self.limits.max_rows {
             self.truncated = true;
             return false;
         }
-        self.bytes += cells.iter().map(|c| cell_text(c).len() + 1).sum::<usize>();
-        if self.bytes > self.limits.max_bytes && !self.rows.is_empty() {
+        self.bytes += cells
+            .iter()
+            .map(|c| decode::rendered_len(c) + 1)
+            .sum::<usize>();
+        let over = cut || self.bytes > self.limits.max_bytes;
+        if over && !self.rows.is_empty() {
             self.truncated = true;
             return false;
         }
         self.rows.push(cells);
+        if over {
+            self.truncated = true;
+            return false;
+        }
         true
     }
 
@@ -346,10 +361,15 @@ macro_rules! collect_rows {
                 if $collector.columns.is_empty() {
                     $collector.columns = $crate::execute::columns_of_row(&row);
                 }
-                let cells = (0..sqlx::Row::len(&row))
-                    .map(|i| $decode(&row, i))
-                    .collect();
-                if !$collector.push(cells) {
+                let (mut room, mut cut) = ($collector.room(), false);
+                let mut cells = Vec::with_capacity(sqlx::Row::len(&row));
+                for i in 0..sqlx::Row::len(&row) {
+                    let (cell, cell_cut) = $decode(&row, i, room);
+                    room = room.saturating_sub($crate::execute::decode::rendered_len(&cell) + 1);
+                    cut |= cell_cut;
+                    cells.push(cell);
+                }
+                if !$collector.push(cells, cut) {
                     break;
                 }
             }
