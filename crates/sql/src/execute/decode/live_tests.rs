@@ -148,6 +148,9 @@ async fn postgres_values_through_text_and_binary() {
             json!({"b": 1, "a": [1, 2.5, null]}),
         ),
         same("'{\"a\": {\"b\": true}}'::jsonb", json!({"a": {"b": true}})),
+        same("'null'::jsonb", json!("null")),
+        same("'\"text\"'::json", json!("\"text\"")),
+        same("'[1, 2.5]'::jsonb", json!([1, 2.5])),
         same(
             "'{\"a\": 0.10000000000000000001}'::jsonb",
             json!("{\"a\": 0.10000000000000000001}"),

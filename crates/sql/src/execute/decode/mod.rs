@@ -9,10 +9,12 @@
 //!   are strings in the engine's spelling: `"NaN"`, `"Infinity"`, `"-Infinity"` on PostgreSQL, `"Inf"` and
 //!   `"-Inf"` on SQLite (as `sqlite3` prints them).
 //! - PostgreSQL `bool` is `true` or `false`; MySQL's `BOOLEAN` is a `TINYINT(1)` and stays a number.
-//! - JSON is the JSON value itself: PostgreSQL `json` and `jsonb`, MySQL's `JSON` type. Should a number in it
-//!   not survive as a 64-bit integer or float (more digits than a double holds), the document comes back as its
-//!   text instead, so that nothing is rounded. MariaDB's `JSON` is an alias of `LONGTEXT` and the server does not
-//!   mark it in results: it is the stored text, a string, exactly as `mariadb` shows it.
+//! - A JSON object or array is the JSON value itself: PostgreSQL `json` and `jsonb`, MySQL's `JSON` type. A
+//!   scalar document (`null`, `"a"`, `1.5`, `true`) is its JSON text as a string, as the client prints it, so that
+//!   a JSON `null` is never taken for SQL NULL. So is a document with a number that would not survive as a 64-bit
+//!   integer or float (more digits than a double holds): nothing is rounded. MariaDB's `JSON` is an alias of
+//!   `LONGTEXT` that the server does not mark in results: it is the stored text, a string, exactly as `mariadb`
+//!   shows it.
 //! - Exact decimals are strings exactly as the engine prints them, with their scale: `0.000`, `-12.30`,
 //!   `NaN`, `Infinity`; never E-notation; each element of a `numeric[]` keeps its own scale.
 //! - Binary data is `\x` followed by lowercase hex (PostgreSQL's own `bytea` output), in every engine: `bytea`
@@ -31,10 +33,12 @@
 //! engines' binary formats. Those are rendered from the bytes to the same text wherever the bytes allow, with
 //! these differences, since a binary value carries no session settings: PostgreSQL dates and times in the ISO
 //! style, `timestamptz` in UTC with `+00`, intervals in the `postgres` style, `money` in the C locale's form
-//! (`-$1,234.56`), `reg*` types as their OID number; MySQL fractional seconds with six digits whenever they are not
-//! zero (the column's declared precision is not in the row). A binary value of a type not known here is shown as
-//! text when its bytes are printable UTF-8 (enums, `citext`, domains over text) and in hex otherwise. PostgreSQL's
-//! `aclitem` has no binary form at all: the engine refuses such a prepared query.
+//! (`-$1,234.56`), `reg*` types as their OID number; MySQL `FLOAT` with the float's shortest exact digits (the
+//! text protocol has the server's six significant ones), fractional seconds with six digits whenever they are not
+//! zero (the column's declared precision is not in the row). A binary value of a type not known here (a domain
+//! over a number inside an anonymous record, `tsquery`, extension types) is its text when its bytes are
+//! printable UTF-8 (enums, `citext`, domains over text), an array or a record when the bytes are exactly one,
+//! and hex otherwise. PostgreSQL's `aclitem` has no binary form at all: the engine refuses such a prepared query.
 //!
 //! Every cell is cut to the byte budget left in the result (see [`crate::QueryLimits::max_bytes`]), the first
 //! cell of the first row included, at a character boundary, without copying the whole value first: a cut cell is
@@ -208,14 +212,15 @@ pub(crate) fn float4(x: f32) -> Option<Value> {
     x.to_string().parse::<f64>().ok().and_then(finite)
 }
 
-/// A JSON document from its text: the JSON value when it parses and every number in it survives as a 64-bit
-/// integer or float, else the text as a string; cut to `max` bytes (then always the text).
+/// A JSON document from its text: the JSON value when it is an object or an array that parses and every number
+/// in it survives as a 64-bit integer or float, else the text as a string (so a JSON `null` is never taken for
+/// SQL NULL, nor the document `"a"` for the text `a`); cut to `max` bytes (then always the text).
 pub(crate) fn json_doc(s: &str, max: usize) -> (Value, bool) {
     if s.len() > max {
         return text(s, max);
     }
     if json::numbers_are_exact(s)
-        && let Ok(value) = serde_json::from_str::<Value>(s)
+        && let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s)
     {
         return (value, false);
     }
@@ -304,6 +309,9 @@ mod tests {
         );
         assert_eq!(json_doc("[1, 2]", 3), (json!("[1,"), true));
         assert_eq!(json_doc("not json", 100), (json!("not json"), false));
+        assert_eq!(json_doc("null", 100), (json!("null"), false));
+        assert_eq!(json_doc("\"a\"", 100), (json!("\"a\""), false));
+        assert_eq!(json_doc("1.5", 100), (json!("1.5"), false));
     }
 
     #[test]

@@ -105,14 +105,26 @@ fn element_text<'a>(ty: &Ty, bytes: &'a [u8], room: usize) -> std::borrow::Cow<'
         return out.text.into();
     }
     let mut out = Out::new(room);
-    match super::super::printable(bytes) {
-        Some(s) => out.push_str(s),
-        None => {
-            out.push_str("\\x");
-            super::super::push_hex(&mut out, bytes);
-        }
-    }
+    super::unknown(bytes, &mut out);
     out.text.into()
+}
+
+/// An array of at least one dimension whose bytes are read exactly, for a value of a type not known here.
+pub(super) fn some_array(bytes: &[u8], out: &mut Out) -> Option<()> {
+    let mut r = Reader(bytes);
+    let (ndim, flags) = (r.i32()?, r.i32()?);
+    if !(1..=6).contains(&ndim) || !(0..=1).contains(&flags) {
+        return None;
+    }
+    array(bytes, None, ",", out)
+}
+
+/// A record of at least one field whose bytes are read exactly, for a value of a type not known here.
+pub(super) fn some_record(bytes: &[u8], out: &mut Out) -> Option<()> {
+    if Reader(bytes).i32()? < 1 {
+        return None;
+    }
+    record(bytes, &[], out)
 }
 
 /// Writes `text` in double quotes when `needs_quotes`, escaping `"` and `\` with `escape` before them.

@@ -213,10 +213,31 @@ fn from_binary(ty: &Ty, bytes: &[u8], max: usize) -> (Value, bool) {
         return (value, false);
     }
     let mut out = Out::new(max);
-    if render(ty, bytes, &mut out).is_some() {
-        return out.finish();
+    if render(ty, bytes, &mut out).is_none() {
+        out = Out::new(max);
+        unknown(bytes, &mut out);
     }
-    super::printable_or_hex(bytes, max)
+    out.finish()
+}
+
+/// A binary value of a type not known here: printable UTF-8 as it is (enums, `citext`, domains over text); an
+/// array or a record when the bytes are exactly one in PostgreSQL's binary form (both name the types of what
+/// they hold: an array of enums, a composite inside an anonymous record); else hex.
+pub(super) fn unknown(bytes: &[u8], out: &mut Out) {
+    if let Some(s) = super::printable(bytes) {
+        out.push_str(s);
+        return;
+    }
+    for attempt in [compound::some_array, compound::some_record] {
+        let mut tried = Out::new(out.room());
+        if attempt(bytes, &mut tried).is_some() {
+            out.push_str(&tried.text);
+            out.cut |= tried.cut;
+            return;
+        }
+    }
+    out.push_str("\\x");
+    super::push_hex(out, bytes);
 }
 
 /// Writes a binary value as PostgreSQL's text output (ISO dates, UTC, `postgres` intervals); `None` when the

@@ -193,3 +193,25 @@ fn long_values_are_cut_without_rendering_them_whole() {
     assert!(cut);
     assert_eq!(v.as_str().unwrap().len(), 100);
 }
+
+#[test]
+fn unknown_types_inside_records_are_read_by_their_shape() {
+    // ROW(1, '{happy,"with space"}'::mood[]): the array names an element type not known here.
+    let labels = array_bytes(77_777, &[(2, 1)], &[Some(b"happy"), Some(b"with space")]);
+    let mut b = 2i32.to_be_bytes().to_vec();
+    b.extend(oid::INT4.to_be_bytes());
+    b.extend(4i32.to_be_bytes());
+    b.extend(1i32.to_be_bytes());
+    b.extend(77_778u32.to_be_bytes());
+    b.extend(i32::try_from(labels.len()).unwrap().to_be_bytes());
+    b.extend(&labels);
+    assert_eq!(
+        rendered(&Ty::Oid(oid::RECORD), &b),
+        (json!(r#"(1,"{happy,""with space""}")"#), false)
+    );
+    // Four bytes of an unknown type are not taken for a record or an array.
+    assert_eq!(
+        rendered(&Ty::Oid(77_779), &[0, 0, 0, 0]),
+        (json!("\\x00000000"), false)
+    );
+}
