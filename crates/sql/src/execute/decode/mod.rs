@@ -11,8 +11,9 @@
 //! - PostgreSQL `bool` is `true` or `false`; MySQL's `BOOLEAN` is a `TINYINT(1)` and stays a number.
 //! - A JSON object or array is the JSON value itself: PostgreSQL `json` and `jsonb`, MySQL's `JSON` type. A
 //!   scalar document (`null`, `"a"`, `1.5`, `true`) is its JSON text as a string, as the client prints it, so that
-//!   a JSON `null` is never taken for SQL NULL. So is a document with a number that would not survive as a 64-bit
-//!   integer or float (more digits than a double holds): nothing is rounded. MariaDB's `JSON` is an alias of
+//!   a JSON `null` is never taken for SQL NULL. So is a document that a JSON value cannot hold without loss: a
+//!   number with more digits than a 64-bit integer or float holds, an object that repeats a key (`json` keeps
+//!   both): nothing is rounded or dropped. MariaDB's `JSON` is an alias of
 //!   `LONGTEXT` that the server does not mark in results: it is the stored text, a string, exactly as `mariadb`
 //!   shows it.
 //! - Exact decimals are strings exactly as the engine prints them, with their scale: `0.000`, `-12.30`,
@@ -212,16 +213,14 @@ pub(crate) fn float4(x: f32) -> Option<Value> {
     x.to_string().parse::<f64>().ok().and_then(finite)
 }
 
-/// A JSON document from its text: the JSON value when it is an object or an array that parses and every number
-/// in it survives as a 64-bit integer or float, else the text as a string (so a JSON `null` is never taken for
+/// A JSON document from its text: the JSON value when it is an object or an array that parses without loss
+/// (every number survives as a 64-bit integer or float, no object repeats a key), else the text as a string (so a JSON `null` is never taken for
 /// SQL NULL, nor the document `"a"` for the text `a`); cut to `max` bytes (then always the text).
 pub(crate) fn json_doc(s: &str, max: usize) -> (Value, bool) {
     if s.len() > max {
         return text(s, max);
     }
-    if json::numbers_are_exact(s)
-        && let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s)
-    {
+    if let Some(value @ (Value::Object(_) | Value::Array(_))) = json::lossless(s) {
         return (value, false);
     }
     (Value::String(s.to_owned()), false)
