@@ -7,8 +7,9 @@ use std::sync::Arc;
 use steward_core::{Agent, AgentTool, Limits, Model, Observer, Tool, Toolbox};
 use steward_sql::{Database, SqlToolkit};
 
+use crate::cells;
 use crate::common::{Clock, calculator, current_date};
-use crate::store::{Store, text};
+use crate::store::Store;
 use crate::{expenses, orders, tasks};
 
 /// The agents there are.
@@ -57,12 +58,13 @@ impl Domain {
         let categories = store
             .read("SELECT name FROM expense_categories ORDER BY name", &[])
             .await
-            .map(|r| {
-                r.rows
-                    .iter()
-                    .map(|row| text(crate::store::at(row, 0)))
-                    .collect()
+            .ok()
+            .and_then(|r| {
+                cells::rows(&r)
+                    .map(|row| row.text(0).ok())
+                    .collect::<Option<Vec<_>>>()
             })
+            // Without readable categories the instructions point to list_expenses instead.
             .unwrap_or_default();
         Ok(Self {
             store,

@@ -1,17 +1,24 @@
 //! Expense tools: `add_expense` (net, gross and tax rate: any two give the third, computed here),
 //! `list_expenses`, `expense_summary`.
 
+use bigdecimal::{BigDecimal, Zero};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::Param;
 
+use crate::call_key::CallKey;
+use crate::cells::{self, Kind, amount_sum, objects};
 use crate::common::parse_day;
-use crate::store::{Begun, Store, at, day, int, num, objects, text, unavailable};
+use crate::money::{
+    self, AMOUNT_SCALE, Decimal, MAX_AMOUNT, MAX_RATE, RATE_SCALE, amount_text, fits_amount,
+    fits_rate, plain, rate_text, round,
+};
+use crate::store::{Begun, Store, unavailable};
 
 /// Arguments of `add_expense`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddExpense {
     /// What was bought, e.g. "Coffee" or "Train ticket to Berlin".
@@ -20,72 +27,127 @@ pub struct AddExpense {
     /// The category, e.g. Coffee, Meals, Travel, Office supplies, Software, Hardware, Other (default Other).
     pub category: Option<String>,
     /// The amount before tax.
-    #[schemars(range(min = 0))]
-    pub net_amount: Option<f64>,
+    #[schemars(range(min = 0, max = 9_999_999_999.99))]
+    pub net_amount: Option<Decimal>,
     /// The amount including tax.
-    #[schemars(range(min = 0))]
-    pub gross_amount: Option<f64>,
+    #[schemars(range(min = 0, max = 9_999_999_999.99))]
+    pub gross_amount: Option<Decimal>,
     /// The tax rate as a fraction: 0.2 for 20 %.
     #[schemars(range(min = 0, max = 1))]
-    pub tax_rate: Option<f64>,
+    pub tax_rate: Option<Decimal>,
     /// The day of the expense: YYYY-MM-DD (today and yesterday work too).
     pub date: String,
 }
 
-/// Net, tax and gross, consistent to the cent.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Net, tax and gross, consistent to the cent: `gross = net + tax` exactly.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Amounts {
-    /// Before tax.
-    pub net: f64,
-    /// The rate, as a fraction.
-    pub rate: f64,
-    /// The tax.
-    pub tax: f64,
-    /// After tax.
-    pub gross: f64,
+    /// Before tax, at cents.
+    pub net: BigDecimal,
+    /// The rate, as a fraction with four decimals.
+    pub rate: BigDecimal,
+    /// The tax, at cents.
+    pub tax: BigDecimal,
+    /// After tax, at cents.
+    pub gross: BigDecimal,
 }
 
-fn cents(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+impl Amounts {
+    /// The rate as a percentage for people: `0.2000` → `20`, `0.0333` → `3.33`.
+    pub fn percent(&self) -> String {
+        plain(&(&self.rate * BigDecimal::from(100)))
+    }
 }
 
-/// The third of net, gross and tax rate from the other two; all three must agree to the cent.
+/// Gross from net and rate, at cents; refused when it does not fit an amount column.
+fn gross_of(net: &BigDecimal, rate: &BigDecimal) -> Result<BigDecimal, ToolError> {
+    let gross = round(&(net * (BigDecimal::from(1) + rate)), AMOUNT_SCALE);
+    if fits_amount(&gross) {
+        Ok(gross)
+    } else {
+        Err(ToolError::new(format!(
+            "A net amount of {} with a tax rate of {} gives a gross amount of {}, beyond the largest amount, \
+             {MAX_AMOUNT:.2}. Check the amounts with the user.",
+            amount_text(net),
+            plain(rate),
+            amount_text(&gross)
+        )))
+    }
+}
+
+/// The third of net, gross and tax rate from the other two, in exact decimal arithmetic rounded to the cent
+/// (halves away from zero); when all three are given they must agree to the cent. Amounts must be from 0 to
+/// 9,999,999,999.99 and rates from 0 to 1; the errors say so.
 pub fn amounts(
-    net: Option<f64>,
-    gross: Option<f64>,
-    rate: Option<f64>,
+    net: Option<&Decimal>,
+    gross: Option<&Decimal>,
+    rate: Option<&Decimal>,
 ) -> Result<Amounts, ToolError> {
-    let done = |net: f64, rate: f64, gross: f64| Amounts {
-        net: cents(net),
-        rate: (rate * 10_000.0).round() / 10_000.0,
-        tax: cents(gross - net),
-        gross: cents(gross),
+    let net = net
+        .map(|n| money::amount("net_amount", n))
+        .transpose()
+        .map_err(ToolError::new)?;
+    let gross = gross
+        .map(|g| money::amount("gross_amount", g))
+        .transpose()
+        .map_err(ToolError::new)?;
+    let rate = rate
+        .map(|r| money::rate("tax_rate", r))
+        .transpose()
+        .map_err(ToolError::new)?;
+    let done = |net: BigDecimal, rate: BigDecimal, gross: BigDecimal| Amounts {
+        tax: &gross - &net,
+        net,
+        rate,
+        gross,
     };
     match (net, gross, rate) {
         (Some(n), Some(g), Some(r)) => {
-            let expected = cents(n * (1.0 + r));
-            if (expected - cents(g)).abs() > 0.01 + 1e-9 {
+            let expected = gross_of(&n, &r)?;
+            if (&expected - &g).abs() > BigDecimal::new(1.into(), AMOUNT_SCALE) {
                 return Err(ToolError::new(format!(
-                    "The amounts do not agree: net {n:.2} with a tax rate of {r} gives a gross amount of {expected:.2}, not {g:.2}. \
-                     Send only two of net_amount, gross_amount and tax_rate; the third is computed."
+                    "The amounts do not agree: net {} with a tax rate of {} gives a gross amount of {}, not {}. \
+                     Send only two of net_amount, gross_amount and tax_rate; the third is computed.",
+                    amount_text(&n),
+                    plain(&r),
+                    amount_text(&expected),
+                    amount_text(&g)
                 )));
             }
             Ok(done(n, r, g))
         }
-        (Some(n), None, Some(r)) => Ok(done(n, r, n * (1.0 + r))),
-        (None, Some(g), Some(r)) => Ok(done(g / (1.0 + r), r, g)),
+        (Some(n), None, Some(r)) => {
+            let g = gross_of(&n, &r)?;
+            Ok(done(n, r, g))
+        }
+        (None, Some(g), Some(r)) => {
+            let n = round(&(&g / (BigDecimal::from(1) + &r)), AMOUNT_SCALE);
+            Ok(done(n, r, g))
+        }
         (Some(n), Some(g), None) => {
-            if n <= 0.0 {
+            if n.is_zero() {
                 return Err(ToolError::new(
                     "With a net amount of 0 the tax rate cannot be computed; send tax_rate instead.",
                 ));
             }
             if g < n {
                 return Err(ToolError::new(format!(
-                    "The gross amount {g:.2} is less than the net amount {n:.2}; check which is which."
+                    "The gross amount {} is less than the net amount {}; check which is which.",
+                    amount_text(&g),
+                    amount_text(&n)
                 )));
             }
-            Ok(done(n, g / n - 1.0, g))
+            let r = round(&(&g / &n - BigDecimal::from(1)), RATE_SCALE);
+            if !fits_rate(&r) {
+                return Err(ToolError::new(format!(
+                    "A net amount of {} and a gross amount of {} give a tax rate of {}, above {MAX_RATE} (100 %); \
+                     check the amounts with the user.",
+                    amount_text(&n),
+                    amount_text(&g),
+                    plain(&r)
+                )));
+            }
+            Ok(done(n, r, g))
         }
         (net, gross, rate) => {
             let missing: Vec<&str> = [
@@ -118,17 +180,18 @@ async fn category_id(
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .unwrap_or("Other");
-    rows.rows
-        .iter()
-        .find(|r| text(at(r, 1)).eq_ignore_ascii_case(wanted))
-        .map(|r| (int(at(r, 0)), text(at(r, 1))))
-        .ok_or_else(|| {
-            let names: Vec<String> = rows.rows.iter().map(|r| text(at(r, 1))).collect();
-            ToolError::new(format!(
-                "Unknown category `{wanted}`. The categories are: {}.",
-                names.join(", ")
-            ))
-        })
+    let mut names = Vec::new();
+    for row in cells::rows(&rows) {
+        let found = row.text(1)?;
+        if found.eq_ignore_ascii_case(wanted) {
+            return Ok((row.int(0)?, found));
+        }
+        names.push(found);
+    }
+    Err(ToolError::new(format!(
+        "Unknown category `{wanted}`. The categories are: {}.",
+        names.join(", ")
+    )))
 }
 
 /// `add_expense`.
@@ -140,34 +203,37 @@ pub fn add_expense(store: Store) -> impl Tool {
         move |ctx, args: AddExpense| {
             let store = store.clone();
             async move {
+                let key = CallKey::new(&ctx, "add_expense", &args)?;
                 let spent_on = parse_day(&args.date, store.today()).map_err(ToolError::new)?;
-                let a = amounts(args.net_amount, args.gross_amount, args.tax_rate)?;
-                let mut tx = match store.begin(&ctx).await? {
+                let a = amounts(args.net_amount.as_ref(), args.gross_amount.as_ref(), args.tax_rate.as_ref())?;
+                let mut tx = match store.begin(&key).await? {
                     Begun::Replay(output) => return Ok(output),
                     Begun::Fresh(tx) => tx,
                 };
                 let (category, category_name) = category_id(&mut tx, args.category.as_deref()).await?;
                 let now = Param::Timestamp(store.clock.now().0.naive_local());
+                let description = args.description.trim();
                 let id = tx
                     .insert(
                         "INSERT INTO expenses (description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at) \
                          VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        &[Param::Text(args.description.trim().to_owned()), Param::Int(category), Param::Float(a.net), Param::Float(a.rate), Param::Float(a.tax), Param::Float(a.gross), Param::Date(spent_on), now],
+                        &[Param::Text(description.to_owned()), Param::Int(category), Param::Decimal(a.net.clone()), Param::Decimal(a.rate.clone()),
+                          Param::Decimal(a.tax.clone()), Param::Decimal(a.gross.clone()), Param::Date(spent_on), now],
                     )
                     .await
                     .map_err(unavailable)?;
                 let content = format!(
-                    "Recorded expense #{id}: {} ({category_name}) on {spent_on}: net {:.2}, tax {}% = {:.2}, gross {:.2}.",
-                    args.description.trim(),
-                    a.net,
-                    (a.rate * 10000.0).round() / 100.0,
-                    a.tax,
-                    a.gross
+                    "Recorded expense #{id}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",
+                    amount_text(&a.net),
+                    a.percent(),
+                    amount_text(&a.tax),
+                    amount_text(&a.gross)
                 );
-                let data = json!({"id": id, "description": args.description.trim(), "category": category_name, "net_amount": a.net,
-                                  "tax_rate": a.rate, "tax_amount": a.tax, "gross_amount": a.gross, "date": spent_on.to_string()});
+                let data = json!({"id": id, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
+                                  "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
+                                  "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
                 let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
-                store.finish(tx, &ctx, "add_expense", &format!("add expense #{id}"), output).await
+                store.finish(tx, &key, &format!("add expense #{id}"), output).await
             }
         },
     )
@@ -242,12 +308,20 @@ pub fn list_expenses(store: Store) -> impl Tool {
                 if result.rows.is_empty() {
                     return Ok(ToolOutput::text("No expenses match."));
                 }
-                let lines: Vec<String> = result
-                    .rows
-                    .iter()
-                    .map(|r| format!("#{} {} {} ({}): net {:.2}, gross {:.2}", text(at(r, 0)), day(at(r, 1)), text(at(r, 2)), text(at(r, 3)), num(at(r, 4)), num(at(r, 6))))
-                    .collect();
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result) }))
+                let mut lines = Vec::with_capacity(result.rows.len());
+                for r in cells::rows(&result) {
+                    lines.push(format!(
+                        "#{} {} {} ({}): net {}, gross {}",
+                        r.int(0)?,
+                        r.day(1)?,
+                        r.text(2)?,
+                        r.text(3)?,
+                        amount_text(&r.amount(4)?),
+                        amount_text(&r.amount(6)?)
+                    ));
+                }
+                let kinds = [("id", Kind::Int), ("net_amount", Kind::Amount), ("tax_rate", Kind::Rate), ("gross_amount", Kind::Amount)];
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, &kinds)? }))
             }
         },
     )
@@ -303,34 +377,59 @@ pub fn expense_summary(store: Store) -> impl Tool {
                     GroupBy::CategoryMonth => vec![month.to_owned(), "c.name".to_owned()],
                     GroupBy::None => vec![],
                 };
+                let dialect = store.db.dialect();
                 let select_keys = keys.iter().enumerate().map(|(i, k)| format!("{k} AS k{i}, ")).collect::<String>();
                 let group_sql = if keys.is_empty() { String::new() } else { format!(" GROUP BY {} ORDER BY {}", keys.join(", "), keys.join(", ")) };
                 let sql = format!(
-                    "SELECT {select_keys}COUNT(*), ROUND(SUM(e.net_amount), 2), ROUND(SUM(e.tax_amount), 2), ROUND(SUM(e.gross_amount), 2) \
-                     FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause}{group_sql}"
+                    "SELECT {select_keys}COUNT(*) AS expenses, {} AS net, {} AS tax, {} AS gross \
+                     FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause}{group_sql}",
+                    amount_sum(dialect, "e.net_amount"),
+                    amount_sum(dialect, "e.tax_amount"),
+                    amount_sum(dialect, "e.gross_amount")
                 );
                 let result = store.read(&sql, &params).await?;
+                let names: &[&str] = match group {
+                    GroupBy::Category => &["category"],
+                    GroupBy::Month => &["month"],
+                    GroupBy::CategoryMonth => &["month", "category"],
+                    GroupBy::None => &[],
+                };
                 let n = keys.len();
                 let mut lines = Vec::new();
-                let (mut count, mut net, mut tax, mut gross) = (0i64, 0.0, 0.0, 0.0);
-                for r in &result.rows {
-                    let label = (0..n).map(|i| text(at(r, i))).collect::<Vec<_>>().join(" ");
-                    let (c, nt, tx, gr) = (int(at(r, n)), num(at(r, n + 1)), num(at(r, n + 2)), num(at(r, n + 3)));
+                let mut groups = Vec::new();
+                let zero = || BigDecimal::new(0.into(), AMOUNT_SCALE);
+                let (mut count, mut net, mut tax, mut gross) = (0i64, zero(), zero(), zero());
+                for r in cells::rows(&result) {
+                    let mut labels = Vec::with_capacity(n);
+                    for i in 0..n {
+                        labels.push(r.text(i)?);
+                    }
+                    let (c, nt, tx, gr) = (r.int(n)?, r.amount_sum(n + 1, dialect)?, r.amount_sum(n + 2, dialect)?, r.amount_sum(n + 3, dialect)?);
                     count += c;
-                    net += nt;
-                    tax += tx;
-                    gross += gr;
+                    net += &nt;
+                    tax += &tx;
+                    gross += &gr;
                     if n > 0 {
-                        lines.push(format!("{label}: {c} expenses, net {nt:.2}, tax {tx:.2}, gross {gr:.2}"));
+                        let (nt, tx, gr) = (amount_text(&nt), amount_text(&tx), amount_text(&gr));
+                        lines.push(format!("{}: {c} expenses, net {nt}, tax {tx}, gross {gr}", labels.join(" ")));
+                        let mut group: serde_json::Map<String, Value> =
+                            names.iter().zip(labels).map(|(k, v)| ((*k).to_owned(), Value::String(v))).collect();
+                        group.insert("count".into(), json!(c));
+                        group.insert("net".into(), json!(nt));
+                        group.insert("tax".into(), json!(tx));
+                        group.insert("gross".into(), json!(gr));
+                        groups.push(Value::Object(group));
                     }
                 }
                 let scope = args.category.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+                let (net, tax, gross) = (amount_text(&net), amount_text(&tax), amount_text(&gross));
                 lines.push(format!(
-                    "Total{scope} from {} to {}: {count} expenses, net {net:.2}, tax {tax:.2}, gross {gross:.2}.",
+                    "Total{scope} from {} to {}: {count} expenses, net {net}, tax {tax}, gross {gross}.",
                     args.from, args.to
                 ));
                 Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
-                    value: json!({"count": count, "net": cents(net), "tax": cents(tax), "gross": cents(gross), "groups": objects(&result)}),
+                    value: json!({"count": count, "net": net, "tax": tax,
+                                  "gross": gross, "groups": groups}),
                 }))
             }
         },
@@ -342,26 +441,88 @@ pub fn expense_summary(store: Store) -> impl Tool {
 mod tests {
     use super::*;
 
+    fn d(text: &str) -> Decimal {
+        Decimal::from_text(text)
+    }
+
+    fn four(a: &Amounts) -> [String; 4] {
+        [
+            amount_text(&a.net),
+            rate_text(&a.rate),
+            amount_text(&a.tax),
+            amount_text(&a.gross),
+        ]
+    }
+
     #[test]
     fn any_two_give_the_third() {
-        let a = amounts(Some(5.0), None, Some(0.2)).unwrap();
-        assert_eq!((a.net, a.tax, a.gross), (5.0, 1.0, 6.0));
-        let a = amounts(None, Some(6.0), Some(0.2)).unwrap();
-        assert_eq!((a.net, a.tax, a.gross), (5.0, 1.0, 6.0));
-        let a = amounts(Some(5.0), Some(6.0), None).unwrap();
-        assert_eq!(a.rate, 0.2);
-        let a = amounts(Some(3.33), None, Some(0.19)).unwrap();
-        assert_eq!((a.tax, a.gross), (0.63, 3.96));
-        assert!(amounts(Some(5.0), Some(6.0), Some(0.2)).is_ok());
-        let err = amounts(Some(5.0), Some(7.0), Some(0.2))
+        let a = amounts(Some(&d("5")), None, Some(&d("0.2"))).unwrap();
+        assert_eq!(four(&a), ["5.00", "0.2000", "1.00", "6.00"]);
+        assert_eq!(a.percent(), "20");
+        let a = amounts(None, Some(&d("6")), Some(&d("0.2"))).unwrap();
+        assert_eq!(four(&a), ["5.00", "0.2000", "1.00", "6.00"]);
+        let a = amounts(Some(&d("5")), Some(&d("6")), None).unwrap();
+        assert_eq!(a.rate.to_string(), "0.2000");
+        let a = amounts(Some(&d("3.33")), None, Some(&d("0.19"))).unwrap();
+        assert_eq!(
+            (a.tax.to_string(), a.gross.to_string()),
+            ("0.63".into(), "3.96".into())
+        );
+        // 2.50 × 1.07 = 2.675 exactly: the half goes up (a float would make it 2.67).
+        let a = amounts(Some(&d("2.5")), None, Some(&d("0.07"))).unwrap();
+        assert_eq!(a.gross.to_string(), "2.68");
+        assert!(amounts(Some(&d("5")), Some(&d("6")), Some(&d("0.2"))).is_ok());
+        let err = amounts(Some(&d("5")), Some(&d("7")), Some(&d("0.2")))
             .unwrap_err()
             .message;
         assert!(err.starts_with("The amounts do not agree: net 5.00 with a tax rate of 0.2 gives a gross amount of 6.00, not 7.00."), "{err}");
-        let err = amounts(Some(5.0), None, None).unwrap_err().message;
+        let err = amounts(Some(&d("5")), None, None).unwrap_err().message;
         assert!(
             err.starts_with("Missing values: gross_amount or tax_rate"),
             "{err}"
         );
-        assert!(amounts(Some(6.0), Some(5.0), None).is_err());
+        assert!(amounts(Some(&d("6")), Some(&d("5")), None).is_err());
+    }
+
+    #[test]
+    fn amounts_outside_the_columns_are_refused_with_the_range() {
+        let err = amounts(Some(&d("1e308")), None, Some(&d("0.2")))
+            .unwrap_err()
+            .message;
+        assert!(
+            err.starts_with(
+                "net_amount: 1e308 is out of range: amounts must be from 0 to 9999999999.99"
+            ),
+            "{err}"
+        );
+        let err = amounts(None, Some(&d("-1")), Some(&d("0.2")))
+            .unwrap_err()
+            .message;
+        assert!(err.starts_with("gross_amount: -1 is out of range"), "{err}");
+        let err = amounts(Some(&d("9999999999")), None, Some(&d("0.2")))
+            .unwrap_err()
+            .message;
+        assert!(
+            err.contains(
+                "gives a gross amount of 11999999998.80, beyond the largest amount, 9999999999.99"
+            ),
+            "{err}"
+        );
+        let err = amounts(Some(&d("1")), Some(&d("50")), None)
+            .unwrap_err()
+            .message;
+        assert!(
+            err.contains("give a tax rate of 49, above 1 (100 %)"),
+            "{err}"
+        );
+        let err = amounts(Some(&d("1")), None, Some(&d("1.5")))
+            .unwrap_err()
+            .message;
+        assert!(
+            err.starts_with("tax_rate: 1.5 is out of range: a tax rate is a fraction from 0 to 1"),
+            "{err}"
+        );
+        let a = amounts(Some(&d("9999999999.99")), None, Some(&d("0"))).unwrap();
+        assert_eq!(a.gross.to_string(), "9999999999.99");
     }
 }

@@ -13,9 +13,12 @@
 //! ```
 
 mod agents;
+mod call_key;
+mod cells;
 pub mod common;
 pub mod demo;
 pub mod expenses;
+pub mod money;
 pub mod orders;
 mod store;
 pub mod tasks;

@@ -1,13 +1,16 @@
 //! Order tools: `get_order`, `find_orders` (small pages), `order_stats`.
 
+use bigdecimal::BigDecimal;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::Param;
 
+use crate::cells::{self, Kind, amount_sum, first, objects};
 use crate::common::parse_day;
-use crate::store::{Store, at, day, int, num, objects, text};
+use crate::money::{AMOUNT_SCALE, amount_text};
+use crate::store::Store;
 
 /// Arguments of `get_order`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -35,14 +38,14 @@ pub fn get_order(store: Store) -> impl Tool {
                         &[code],
                     )
                     .await?;
-                let Some(o) = order.rows.first() else {
+                let Some(o) = first(&order) else {
                     return Err(ToolError::new(format!(
                         "There is no order with code {}. Check the code (10 letters) with the user, or search with \
                          find_orders by the customer's name or email.",
                         args.order_code
                     )));
                 };
-                let id = Param::Int(int(at(o, 0)));
+                let id = Param::Int(o.int(0)?);
                 let items = store
                     .read(
                         "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id \
@@ -56,39 +59,42 @@ pub fn get_order(store: Store) -> impl Tool {
                         &[id],
                     )
                     .await?;
-                let status = text(at(o, 2));
+                let status = o.text(2)?;
+                let place: Vec<String> = [o.opt_text(7)?, o.opt_text(8)?].into_iter().flatten().collect();
+                let place = if place.is_empty() { String::new() } else { format!(" ({})", place.join(", ")) };
                 let mut lines = vec![format!(
-                    "Order {}: {status}. Ordered on {} by {} <{}> ({}, {}). Total {:.2}.",
-                    text(at(o, 1)),
-                    day(at(o, 3)),
-                    text(at(o, 5)),
-                    text(at(o, 6)),
-                    text(at(o, 7)),
-                    text(at(o, 8)),
-                    num(at(o, 4))
+                    "Order {}: {status}. Ordered on {} by {} <{}>{place}. Total {}.",
+                    o.text(1)?,
+                    o.day(3)?,
+                    o.text(5)?,
+                    o.text(6)?,
+                    amount_text(&o.amount(4)?)
                 )];
-                match shipment.rows.first() {
+                let unknown = |day: Option<chrono::NaiveDate>| day.map_or_else(|| "unknown".to_owned(), |d| d.to_string());
+                match first(&shipment) {
                     Some(s) if status == "DELIVERED" => lines.push(format!(
                         "Delivered on {} by {} (tracking {}).",
-                        day(at(s, 5)),
-                        text(at(s, 0)),
-                        text(at(s, 1))
+                        unknown(s.opt_day(5)?),
+                        s.text(0)?,
+                        s.text(1)?
                     )),
                     Some(s) => lines.push(format!(
                         "Shipped on {} with {} (tracking {}); estimated delivery (ETA) {}; last seen: {}.",
-                        day(at(s, 3)),
-                        text(at(s, 0)),
-                        text(at(s, 1)),
-                        day(at(s, 4)),
-                        text(at(s, 6))
+                        unknown(s.opt_day(3)?),
+                        s.text(0)?,
+                        s.text(1)?,
+                        unknown(s.opt_day(4)?),
+                        s.opt_text(6)?.unwrap_or_else(|| "unknown".to_owned())
                     )),
                     None if status == "CANCELLED" => lines.push("The order was cancelled; nothing will be delivered.".into()),
                     None => lines.push("Not shipped yet, so there is no delivery date yet.".into()),
                 }
-                for item in &items.rows {
-                    lines.push(format!("- {} × {} at {:.2}", int(at(item, 1)), text(at(item, 0)), num(at(item, 2))));
+                for item in cells::rows(&items) {
+                    lines.push(format!("- {} × {} at {}", item.int(1)?, item.text(0)?, amount_text(&item.amount(2)?)));
                 }
-                let data = json!({"order": objects(&order), "items": objects(&items), "shipment": objects(&shipment)});
+                let data = json!({"order": objects(&order, &[("id", Kind::Int), ("total", Kind::Amount)])?,
+                                  "items": objects(&items, &[("quantity", Kind::Int), ("unit_price", Kind::Amount)])?,
+                                  "shipment": objects(&shipment, &[])?});
                 Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: data }))
             }
         },
@@ -207,7 +213,10 @@ pub fn find_orders(store: Store) -> impl Tool {
                 let total = store
                     .read(&format!("SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE {clause}"), &params)
                     .await?;
-                let total = total.rows.first().map_or(0, |r| int(at(r, 0)));
+                let total = match first(&total) {
+                    Some(r) => r.int(0)?,
+                    None => return Err(ToolError::internal("COUNT(*) returned no row")),
+                };
                 let result = store
                     .read(
                         &format!(
@@ -228,10 +237,11 @@ pub fn find_orders(store: Store) -> impl Tool {
                     first as i64 + result.rows.len() as i64 - 1,
                     if (first as i64 - 1 + result.rows.len() as i64) < total { format!("; ask for page {} for more", page + 1) } else { String::new() }
                 )];
-                for r in &result.rows {
-                    lines.push(format!("{} {} ordered {} total {:.2} by {} <{}>", text(at(r, 0)), text(at(r, 1)), day(at(r, 2)), num(at(r, 3)), text(at(r, 4)), text(at(r, 5))));
+                for r in cells::rows(&result) {
+                    lines.push(format!("{} {} ordered {} total {} by {} <{}>", r.text(0)?, r.text(1)?, r.day(2)?, amount_text(&r.amount(3)?), r.text(4)?, r.text(5)?));
                 }
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: json!({"total": total, "page": page, "orders": objects(&result)}) }))
+                let orders = objects(&result, &[("total", Kind::Amount)])?;
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: json!({"total": total, "page": page, "orders": orders}) }))
             }
         },
     )
@@ -260,8 +270,16 @@ pub fn order_stats(store: Store) -> impl Tool {
                 let mut params = Vec::new();
                 ordered_between(&store, args.from.as_deref(), args.to.as_deref(), &mut clauses, &mut params)?;
                 let clause = clauses.join(" AND ");
+                let dialect = store.db.dialect();
                 let by_status = store
-                    .read(&format!("SELECT o.status, COUNT(*), ROUND(SUM(o.total), 2) FROM orders o WHERE {clause} GROUP BY o.status ORDER BY COUNT(*) DESC"), &params)
+                    .read(
+                        &format!(
+                            "SELECT o.status, COUNT(*) AS orders, {} AS revenue FROM orders o WHERE {clause} \
+                             GROUP BY o.status ORDER BY COUNT(*) DESC, o.status",
+                            amount_sum(dialect, "o.total")
+                        ),
+                        &params,
+                    )
                     .await?;
                 let top = store
                     .read(
@@ -273,29 +291,39 @@ pub fn order_stats(store: Store) -> impl Tool {
                         &params,
                     )
                     .await?;
-                let (mut orders, mut revenue) = (0i64, 0.0);
+                let (mut orders, mut revenue) = (0i64, BigDecimal::new(0.into(), AMOUNT_SCALE));
                 let mut lines = Vec::new();
-                for r in &by_status.rows {
-                    let (n, sum) = (int(at(r, 1)), num(at(r, 2)));
-                    if text(at(r, 0)) != "CANCELLED" {
+                let mut statuses = Vec::new();
+                for r in cells::rows(&by_status) {
+                    let (status, n, sum) = (r.text(0)?, r.int(1)?, r.amount_sum(2, dialect)?);
+                    if status != "CANCELLED" {
                         orders += n;
-                        revenue += sum;
+                        revenue += &sum;
                     }
-                    lines.push(format!("{}: {n} orders, {sum:.2}", text(at(r, 0))));
+                    lines.push(format!("{status}: {n} orders, {}", amount_text(&sum)));
+                    statuses.push(json!({"status": status, "orders": n, "revenue": amount_text(&sum)}));
                 }
-                let average = if orders > 0 { revenue / orders as f64 } else { 0.0 };
+                let average = if orders > 0 {
+                    crate::money::round(&(&revenue / BigDecimal::from(orders)), AMOUNT_SCALE)
+                } else {
+                    BigDecimal::new(0.into(), AMOUNT_SCALE)
+                };
                 let period = match (&args.from, &args.to) {
                     (None, None) => "all time".to_owned(),
                     (from, to) => format!("{} to {}", from.as_deref().unwrap_or("the start"), to.as_deref().unwrap_or("today")),
                 };
-                lines.insert(0, format!("{period}: {orders} orders (not cancelled), revenue {revenue:.2}, average order {average:.2}."));
-                let best: Vec<String> = top.rows.iter().map(|r| format!("{} ({} units)", text(at(r, 0)), int(at(r, 1)))).collect();
+                let (revenue, average) = (amount_text(&revenue), amount_text(&average));
+                lines.insert(0, format!("{period}: {orders} orders (not cancelled), revenue {revenue}, average order {average}."));
+                let mut best = Vec::new();
+                for r in cells::rows(&top) {
+                    best.push(format!("{} ({} units)", r.text(0)?, r.int(1)?));
+                }
                 if !best.is_empty() {
                     lines.push(format!("Best sellers: {}.", best.join(", ")));
                 }
                 Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
-                    value: json!({"orders": orders, "revenue": (revenue * 100.0).round() / 100.0, "average": (average * 100.0).round() / 100.0,
-                                  "by_status": objects(&by_status), "best_sellers": objects(&top)}),
+                    value: json!({"orders": orders, "revenue": revenue, "average": average,
+                                  "by_status": statuses, "best_sellers": objects(&top, &[("units", Kind::Int)])?}),
                 }))
             }
         },

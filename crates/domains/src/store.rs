@@ -1,12 +1,14 @@
 //! What the domain tools share: the database and the clock, reads, and writes that are one transaction each,
-//! idempotent on the tool call, and audited.
+//! idempotent on the tool call (run id, call id, tool and arguments: see [`CallKey`]), and audited.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use steward_core::{ToolContext, ToolError, ToolOutput};
+use steward_core::{ToolError, ToolOutput};
 use steward_sql::{Database, Param, QueryLimits, QueryResult, SqlError, WriteTx};
 
+use crate::call_key::CallKey;
+use crate::cells::first;
 use crate::common::Clock;
 
 /// The database and the clock the domain tools use.
@@ -49,38 +51,57 @@ impl Store {
             .map_err(unavailable)
     }
 
-    /// Begins the write of one tool call, unless that call was already done.
-    pub(crate) async fn begin(&self, ctx: &ToolContext) -> Result<Begun, ToolError> {
+    /// Begins the write of one tool call, unless that call was already done. A call id already used in this
+    /// run by another tool or with other arguments is an error, and nothing is written.
+    pub(crate) async fn begin(&self, key: &CallKey) -> Result<Begun, ToolError> {
         let mut tx = self.db.begin_write().await.map_err(unavailable)?;
-        match previous(&mut tx, ctx).await? {
+        match previous(&mut tx, key).await? {
             Some(output) => Ok(Begun::Replay(output)),
             None => Ok(Begun::Fresh(tx)),
         }
     }
 
-    /// Ends the write: an audit row, the call's result kept for replays, commit. If the same call committed
-    /// meanwhile, its result is returned and this write is dropped.
+    /// Ends the write: an audit row, the call's key and result kept for replays, commit. If the same call
+    /// committed meanwhile, its result is returned and this write is dropped (or the error, when that id was
+    /// used for another call).
     pub(crate) async fn finish(
         &self,
         mut tx: WriteTx,
-        ctx: &ToolContext,
-        tool: &str,
+        key: &CallKey,
         action: &str,
         output: ToolOutput,
     ) -> Result<ToolOutput, ToolError> {
         let now = Param::Timestamp(self.clock.now().0.naive_local());
-        let details = serde_json::to_string(&output.data).unwrap_or_default();
+        let details = serde_json::to_string(&output.data).map_err(|e| {
+            ToolError::internal(format!("the result of {} cannot be stored: {e}", key.tool))
+        })?;
         tx.insert(
             "INSERT INTO audit_log (at, run_id, call_id, tool, action, details) VALUES (?, ?, ?, ?, ?, ?)",
-            &[now.clone(), Param::Text(ctx.run_id.clone()), Param::Text(ctx.call_id.clone()), Param::Text(tool.to_owned()), Param::Text(action.to_owned()), Param::Text(details)],
+            &[
+                now.clone(),
+                Param::Text(key.run_id.clone()),
+                Param::Text(key.call_id.clone()),
+                Param::Text(key.tool.clone()),
+                Param::Text(action.to_owned()),
+                Param::Text(details),
+            ],
         )
         .await
         .map_err(unavailable)?;
         let stored = json!({"content": output.content, "data": output.data}).to_string();
         let kept = tx
             .execute(
-                "INSERT INTO tool_calls (run_id, call_id, tool, result, created_at) VALUES (?, ?, ?, ?, ?)",
-                &[Param::Text(ctx.run_id.clone()), Param::Text(ctx.call_id.clone()), Param::Text(tool.to_owned()), Param::Text(stored), now],
+                "INSERT INTO tool_calls (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+                &[
+                    Param::Text(key.run_id.clone()),
+                    Param::Text(key.call_id.clone()),
+                    Param::Text(key.tool.clone()),
+                    Param::Text(key.hash.clone()),
+                    Param::Text(key.arguments.clone()),
+                    Param::Text(stored),
+                    now,
+                ],
             )
             .await;
         match kept {
@@ -91,7 +112,7 @@ impl Store {
             Err(SqlError::Constraint(_)) => {
                 drop(tx);
                 let mut again = self.db.begin_write().await.map_err(unavailable)?;
-                previous(&mut again, ctx)
+                previous(&mut again, key)
                     .await?
                     .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
             }
@@ -100,29 +121,52 @@ impl Store {
     }
 }
 
-async fn previous(tx: &mut WriteTx, ctx: &ToolContext) -> Result<Option<ToolOutput>, ToolError> {
+/// The result recorded for this run and call id, when it is the same call; an error when the id was used by
+/// another tool or with other arguments.
+async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>, ToolError> {
     let rows = tx
         .fetch(
-            "SELECT result FROM tool_calls WHERE run_id = ? AND call_id = ?",
-            &[
-                Param::Text(ctx.run_id.clone()),
-                Param::Text(ctx.call_id.clone()),
-            ],
+            "SELECT tool, arguments_hash, arguments, result FROM tool_calls WHERE run_id = ? AND call_id = ?",
+            &[Param::Text(key.run_id.clone()), Param::Text(key.call_id.clone())],
         )
         .await
-        .map_err(unavailable)?;
-    let Some(stored) = rows
-        .rows
-        .first()
-        .and_then(|r| r.first())
-        .and_then(Value::as_str)
-    else {
+        .map_err(|e| {
+            let cause = e.to_string();
+            unavailable(e).with_diagnostic(format!(
+                "reading tool_calls failed: {cause} (a demo database made by an older steward lacks its key \
+                 columns; `steward demo --force` rebuilds it)"
+            ))
+        })?;
+    let Some(row) = first(&rows) else {
         return Ok(None);
     };
-    let value: Value = serde_json::from_str(stored)
-        .map_err(|e| ToolError::internal(format!("stored result unreadable: {e}")))?;
-    let mut output = ToolOutput::text(value["content"].as_str().unwrap_or_default());
-    output.data = serde_json::from_value(value["data"].clone()).ok();
+    key.check_same(&row.text(0)?, &row.text(1)?, &row.text(2)?)?;
+    let stored = row.text(3)?;
+    let value: Value = serde_json::from_str(&stored).map_err(|e| {
+        ToolError::internal(format!(
+            "the stored result of call {} is unreadable: {e}",
+            key.call_id
+        ))
+    })?;
+    let content = value
+        .get("content")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ToolError::internal(format!(
+                "the stored result of call {} has no content",
+                key.call_id
+            ))
+        })?;
+    let mut output = ToolOutput::text(content);
+    output.data = match value.get("data") {
+        None | Some(Value::Null) => None,
+        Some(data) => Some(serde_json::from_value(data.clone()).map_err(|e| {
+            ToolError::internal(format!(
+                "the stored data of call {} is unreadable: {e}",
+                key.call_id
+            ))
+        })?),
+    };
     Ok(Some(output))
 }
 
@@ -137,62 +181,4 @@ pub(crate) fn unavailable(error: SqlError) -> ToolError {
         )
         .with_diagnostic(other.to_string()),
     }
-}
-
-/// The cell at `i` of a row, NULL when the row is shorter.
-pub(crate) fn at(row: &[Value], i: usize) -> &Value {
-    static NULL: Value = Value::Null;
-    row.get(i).unwrap_or(&NULL)
-}
-
-/// A number from a cell (numbers, or decimals rendered as strings).
-pub(crate) fn num(value: &Value) -> f64 {
-    match value {
-        Value::Number(n) => n.as_f64().unwrap_or(0.0),
-        Value::String(s) => s.parse().unwrap_or(0.0),
-        _ => 0.0,
-    }
-}
-
-/// An integer from a cell.
-pub(crate) fn int(value: &Value) -> i64 {
-    match value {
-        Value::Number(n) => n.as_i64().unwrap_or(0),
-        Value::String(s) => s.parse().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// Text from a cell (dates are shown as their day).
-pub(crate) fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// A cell holding a date or timestamp, as `YYYY-MM-DD`.
-pub(crate) fn day(value: &Value) -> String {
-    text(value).chars().take(10).collect()
-}
-
-/// Rows of a result as JSON objects keyed by column name, for structured data.
-pub(crate) fn objects(result: &QueryResult) -> Value {
-    Value::Array(
-        result
-            .rows
-            .iter()
-            .map(|row| {
-                Value::Object(
-                    result
-                        .columns
-                        .iter()
-                        .zip(row)
-                        .map(|(c, v)| (c.name.clone(), v.clone()))
-                        .collect(),
-                )
-            })
-            .collect(),
-    )
 }

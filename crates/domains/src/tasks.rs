@@ -2,37 +2,30 @@
 //! `complete_task`. There are no delete tools.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::{Param, QueryResult};
 
+use crate::call_key::CallKey;
+use crate::cells::{self, CellError, Kind, first, objects};
 use crate::common::NoArguments;
-use crate::store::{Begun, Store, at, day, int, objects, text, unavailable};
+use crate::store::{Begun, Store, unavailable};
 
-fn task_lines(result: &QueryResult) -> Vec<String> {
-    result
-        .rows
-        .iter()
-        .map(|r| {
-            let due = day(at(r, 3));
-            let due = if due.is_empty() {
-                String::new()
-            } else {
-                format!(" (due {due})")
-            };
-            format!(
-                "#{} {}{due}{}",
-                int(at(r, 0)),
-                text(at(r, 1)),
-                if text(at(r, 2)) == "DONE" {
-                    " [done]"
-                } else {
-                    ""
-                }
-            )
-        })
-        .collect()
+/// Structured task rows: ids as numbers on every engine.
+const TASK_KINDS: &[(&str, Kind)] = &[("id", Kind::Int)];
+
+fn task_lines(result: &QueryResult) -> Result<Vec<String>, CellError> {
+    let mut lines = Vec::with_capacity(result.rows.len());
+    for r in cells::rows(result) {
+        let due = r
+            .opt_day(3)?
+            .map(|d| format!(" (due {d})"))
+            .unwrap_or_default();
+        let done = if r.text(2)? == "DONE" { " [done]" } else { "" };
+        lines.push(format!("#{} {}{due}{done}", r.int(0)?, r.text(1)?));
+    }
+    Ok(lines)
 }
 
 /// `get_inbox_tasks`.
@@ -50,8 +43,8 @@ pub fn get_inbox_tasks(store: Store) -> impl Tool {
                     return Ok(ToolOutput::text("The inbox is empty."));
                 }
                 let mut lines = vec![format!("{} tasks in the inbox:", result.rows.len())];
-                lines.extend(task_lines(&result));
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result) }))
+                lines.extend(task_lines(&result)?);
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
             }
         },
     )
@@ -68,7 +61,7 @@ pub fn get_projects(store: Store) -> impl Tool {
             async move {
                 let result = store
                     .read(
-                        "SELECT p.id, p.name, p.description, COUNT(t.id) FROM projects p \
+                        "SELECT p.id, p.name, p.description, COUNT(t.id) AS open_tasks FROM projects p \
                          LEFT JOIN tasks t ON t.project_id = p.id AND t.status = 'OPEN' \
                          GROUP BY p.id, p.name, p.description ORDER BY p.id",
                         &[],
@@ -77,22 +70,23 @@ pub fn get_projects(store: Store) -> impl Tool {
                 if result.rows.is_empty() {
                     return Ok(ToolOutput::text("There are no projects yet."));
                 }
-                let lines: Vec<String> = result
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        format!(
-                            "#{} {} — {} ({} open tasks)",
-                            int(at(r, 0)),
-                            text(at(r, 1)),
-                            text(at(r, 2)),
-                            int(at(r, 3))
-                        )
-                    })
-                    .collect();
+                let mut lines = Vec::with_capacity(result.rows.len());
+                for r in cells::rows(&result) {
+                    let description = r
+                        .opt_text(2)?
+                        .map(|d| format!(" — {d}"))
+                        .unwrap_or_default();
+                    lines.push(format!(
+                        "#{} {}{description} ({} open tasks)",
+                        r.int(0)?,
+                        r.text(1)?,
+                        r.int(3)?
+                    ));
+                }
+                let kinds = [("id", Kind::Int), ("open_tasks", Kind::Int)];
                 Ok(
                     ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
-                        value: objects(&result),
+                        value: objects(&result, &kinds)?,
                     }),
                 )
             }
@@ -120,7 +114,7 @@ pub fn get_tasks(store: Store) -> impl Tool {
             let store = store.clone();
             async move {
                 let project = store.read("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
-                let Some(name) = project.rows.first().map(|r| text(at(r, 0))) else {
+                let Some(name) = first(&project).map(|r| r.text(0)).transpose()? else {
                     return Err(ToolError::new(format!("There is no project with id {}. Call get_projects to see the valid ids.", args.project_id)));
                 };
                 let done = if args.include_done.unwrap_or(false) { "" } else { " AND status = 'OPEN'" };
@@ -128,8 +122,8 @@ pub fn get_tasks(store: Store) -> impl Tool {
                     .read(&format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
                     .await?;
                 let mut lines = vec![format!("Project #{} {name}: {} tasks", args.project_id, result.rows.len())];
-                lines.extend(task_lines(&result));
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result) }))
+                lines.extend(task_lines(&result)?);
+                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
             }
         },
     )
@@ -137,7 +131,7 @@ pub fn get_tasks(store: Store) -> impl Tool {
 }
 
 /// Arguments of `create_project`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateProject {
     /// The project's name, e.g. "Birthday" or "Personal website".
@@ -155,8 +149,9 @@ pub fn create_project(store: Store) -> impl Tool {
         move |ctx, args: CreateProject| {
             let store = store.clone();
             async move {
+                let key = CallKey::new(&ctx, "create_project", &args)?;
                 let name = args.name.trim().to_owned();
-                let mut tx = match store.begin(&ctx).await? {
+                let mut tx = match store.begin(&key).await? {
                     Begun::Replay(output) => return Ok(output),
                     Begun::Fresh(tx) => tx,
                 };
@@ -164,12 +159,11 @@ pub fn create_project(store: Store) -> impl Tool {
                     .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
                     .await
                     .map_err(unavailable)?;
-                if let Some(r) = existing.rows.first() {
+                if let Some(r) = first(&existing) {
+                    let id = r.int(0)?;
                     return Err(ToolError::new(format!(
-                        "A project named \"{}\" already exists (id {}). Use project_id {} instead of creating it again.",
-                        text(at(r, 1)),
-                        int(at(r, 0)),
-                        int(at(r, 0))
+                        "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
+                        r.text(1)?
                     )));
                 }
                 let now = Param::Timestamp(store.clock.now().0.naive_local());
@@ -182,7 +176,7 @@ pub fn create_project(store: Store) -> impl Tool {
                     .map_err(unavailable)?;
                 let output = ToolOutput::text(format!("Created project #{id} {name}."))
                     .with_data(ToolData::Json { value: json!({"id": id, "name": name}) });
-                store.finish(tx, &ctx, "create_project", &format!("create project #{id} {name}"), output).await
+                store.finish(tx, &key, &format!("create project #{id} {name}"), output).await
             }
         },
     )
@@ -190,7 +184,7 @@ pub fn create_project(store: Store) -> impl Tool {
 }
 
 /// Arguments of `move_task`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveTask {
     /// The task's id (from get_inbox_tasks or get_tasks).
@@ -207,19 +201,20 @@ pub fn move_task(store: Store) -> impl Tool {
         move |ctx, args: MoveTask| {
             let store = store.clone();
             async move {
-                let mut tx = match store.begin(&ctx).await? {
+                let key = CallKey::new(&ctx, "move_task", &args)?;
+                let mut tx = match store.begin(&key).await? {
                     Begun::Replay(output) => return Ok(output),
                     Begun::Fresh(tx) => tx,
                 };
                 let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-                let Some(title) = task.rows.first().map(|r| text(at(r, 0))) else {
+                let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
                     return Err(ToolError::new(format!(
                         "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
                         args.task_id
                     )));
                 };
                 let project = tx.fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await.map_err(unavailable)?;
-                let Some(project) = project.rows.first().map(|r| text(at(r, 0))) else {
+                let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
                     return Err(ToolError::new(format!(
                         "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
                         args.project_id
@@ -230,7 +225,7 @@ pub fn move_task(store: Store) -> impl Tool {
                     .map_err(unavailable)?;
                 let output = ToolOutput::text(format!("Moved task #{} \"{title}\" to project #{} {project}.", args.task_id, args.project_id))
                     .with_data(ToolData::Json { value: json!({"task_id": args.task_id, "project_id": args.project_id}) });
-                store.finish(tx, &ctx, "move_task", &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
+                store.finish(tx, &key, &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
             }
         },
     )
@@ -238,7 +233,7 @@ pub fn move_task(store: Store) -> impl Tool {
 }
 
 /// Arguments of `add_task`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddTask {
     /// What is to be done.
@@ -260,13 +255,14 @@ pub fn add_task(store: Store) -> impl Tool {
         move |ctx, args: AddTask| {
             let store = store.clone();
             async move {
+                let key = CallKey::new(&ctx, "add_task", &args)?;
                 let due = match &args.due_date {
                     Some(d) => Param::Date(
                         crate::common::parse_day(d, store.today()).map_err(ToolError::new)?,
                     ),
                     None => Param::NullDate,
                 };
-                let mut tx = match store.begin(&ctx).await? {
+                let mut tx = match store.begin(&key).await? {
                     Begun::Replay(output) => return Ok(output),
                     Begun::Fresh(tx) => tx,
                 };
@@ -298,7 +294,7 @@ pub fn add_task(store: Store) -> impl Tool {
                 let output = ToolOutput::text(format!("Added task #{id} \"{}\" to {place}.", args.title.trim()))
                     .with_data(ToolData::Json { value: json!({"id": id, "title": args.title.trim(), "project_id": args.project_id}) });
                 store
-                    .finish(tx, &ctx, "add_task", &format!("add task #{id}"), output)
+                    .finish(tx, &key, &format!("add task #{id}"), output)
                     .await
             }
         },
@@ -306,7 +302,7 @@ pub fn add_task(store: Store) -> impl Tool {
 }
 
 /// Arguments of `complete_task`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteTask {
     /// The task's id.
@@ -321,19 +317,20 @@ pub fn complete_task(store: Store) -> impl Tool {
         move |ctx, args: CompleteTask| {
             let store = store.clone();
             async move {
-                let mut tx = match store.begin(&ctx).await? {
+                let key = CallKey::new(&ctx, "complete_task", &args)?;
+                let mut tx = match store.begin(&key).await? {
                     Begun::Replay(output) => return Ok(output),
                     Begun::Fresh(tx) => tx,
                 };
                 let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-                let Some(row) = task.rows.first() else {
+                let Some(row) = first(&task) else {
                     return Err(ToolError::new(format!(
                         "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
                         args.task_id
                     )));
                 };
-                let title = text(at(row, 0));
-                if text(at(row, 1)) == "DONE" {
+                let title = row.text(0)?;
+                if row.text(1)? == "DONE" {
                     return Ok(ToolOutput::text(format!("Task #{} \"{title}\" was already done.", args.task_id)));
                 }
                 let now = Param::Timestamp(store.clock.now().0.naive_local());
@@ -342,7 +339,7 @@ pub fn complete_task(store: Store) -> impl Tool {
                     .map_err(unavailable)?;
                 let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
                     .with_data(ToolData::Json { value: json!({"task_id": args.task_id}) });
-                store.finish(tx, &ctx, "complete_task", &format!("complete task #{}", args.task_id), output).await
+                store.finish(tx, &key, &format!("complete task #{}", args.task_id), output).await
             }
         },
     )

@@ -30,15 +30,27 @@ async fn add_expense_derives_the_missing_amount_on_every_engine() {
             out.content
         );
         let id = data(&out)["id"].as_i64().unwrap();
+        assert_eq!(
+            [
+                &data(&out)["net_amount"],
+                &data(&out)["tax_amount"],
+                &data(&out)["gross_amount"],
+                &data(&out)["tax_rate"]
+            ],
+            [
+                &json!("5.00"),
+                &json!("1.00"),
+                &json!("6.00"),
+                &json!("0.2000")
+            ],
+            "{engine}"
+        );
         let stored = rows(&db, &format!("SELECT net_amount, tax_amount, gross_amount, tax_rate, spent_on FROM expenses WHERE id = {id}")).await;
-        let money: Vec<f64> = stored[0][..4]
-            .iter()
-            .map(|v| {
-                v.as_f64()
-                    .unwrap_or_else(|| v.as_str().unwrap().parse().unwrap())
-            })
-            .collect();
-        assert_eq!(money, [5.0, 1.0, 6.0, 0.2], "{engine}");
+        assert_eq!(
+            decimals(&stored[0][..4]),
+            ["5", "1", "6", "0.2"],
+            "{engine}"
+        );
         assert!(
             stored[0][4].as_str().unwrap().starts_with("2026-11-21"),
             "{engine}: {:?}",
@@ -47,15 +59,12 @@ async fn add_expense_derives_the_missing_amount_on_every_engine() {
         // Gross and rate give the net; net and gross give the rate.
         let out = call(&tools, "c2", "add_expense", json!({"description": "Taxi", "category": "Travel", "gross_amount": 23.8, "tax_rate": 0.19, "date": "yesterday"})).await.unwrap();
         assert_eq!(
-            (
-                data(&out)["net_amount"].as_f64(),
-                data(&out)["date"].as_str()
-            ),
-            (Some(20.0), Some("2026-11-20")),
+            (&data(&out)["net_amount"], &data(&out)["date"]),
+            (&json!("20.00"), &json!("2026-11-20")),
             "{engine}"
         );
         let out = call(&tools, "c3", "add_expense", json!({"description": "Notebooks", "category": "Office supplies", "net_amount": 10, "gross_amount": 11.9, "date": "21.11.2026"})).await.unwrap();
-        assert_eq!(data(&out)["tax_rate"].as_f64(), Some(0.19), "{engine}");
+        assert_eq!(data(&out)["tax_rate"], "0.1900", "{engine}");
         assert_eq!(
             count(&db, "SELECT COUNT(*) FROM expenses").await,
             before + 3,
@@ -219,8 +228,9 @@ async fn listing_and_summaries() {
     .unwrap();
     let d = data(&out);
     assert_eq!(d["count"], expected[0][0]);
-    assert!(
-        (d["gross"].as_f64().unwrap() - expected[0][1].as_f64().unwrap()).abs() < 0.005,
+    assert_eq!(
+        decimals(&[d["gross"].clone()]),
+        decimals(&[expected[0][1].clone()]),
         "{d} vs {expected:?}"
     );
     assert!(

@@ -292,18 +292,32 @@ async fn task_writes_on_every_engine() {
             out.content, "Task #31 \"Order flowers\" was already done.",
             "{engine}"
         );
-        // Replays of the same call ids change nothing.
-        call(&tools, "w1", "create_project", json!({"name": "Birthday"}))
-            .await
-            .unwrap();
+        // Replays of the same calls change nothing; the same ids with other arguments are refused.
+        let again = call(
+            &tools,
+            "w1",
+            "create_project",
+            json!({"description": "Mum's birthday", "name": "Birthday"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(again.content, "Created project #5 Birthday.", "{engine}");
         call(
             &tools,
             "w3",
             "add_task",
-            json!({"title": "Order flowers", "project_id": 5}),
+            json!({"title": "Order flowers", "project_id": 5, "due_date": "2026-11-28"}),
         )
         .await
         .unwrap();
+        let err = call(&tools, "w1", "create_project", json!({"name": "Birthday"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "Call id w1 was already used by create_project with other arguments; use a new call id.",
+            "{engine}"
+        );
         assert_eq!(
             count(&db, "SELECT COUNT(*) FROM projects").await,
             5,

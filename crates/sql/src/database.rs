@@ -13,26 +13,42 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use crate::catalog::Catalog;
 use crate::dialect::Dialect;
 use crate::error::SqlError;
+use crate::privileges::{self, Privileges};
+use crate::redact::redact_url;
+use crate::session;
 
 /// How long to wait for a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a SQLite statement waits for another process's lock before it fails: writers queue instead of
+/// failing with "database is locked".
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The connection pools of one database.
 #[derive(Debug, Clone)]
 pub(crate) enum Pools {
-    /// SQLite: a pool for writes and one opened read-only for queries (the same pool for `:memory:`).
+    /// SQLite: a pool for writes and one opened read-only (`SQLITE_OPEN_READONLY` and `query_only`, whatever
+    /// the URL says) for every read.
     Sqlite {
-        /// Read and write.
+        /// Read and write; keeps one connection open (an in-memory database lives as long as it).
         write: SqlitePool,
-        /// Opened with `SQLITE_OPEN_READONLY` (file databases); the write pool for `:memory:`.
+        /// Opened read-only.
         read: SqlitePool,
-        /// True for `:memory:`, whose one connection both reads and writes.
-        memory: bool,
     },
-    /// PostgreSQL.
-    Postgres(PgPool),
-    /// MySQL or MariaDB.
-    Mysql(MySqlPool),
+    /// PostgreSQL: reads on connections whose transactions are read-only by default.
+    Postgres {
+        /// For writes and scripts.
+        write: PgPool,
+        /// Read-only sessions.
+        read: PgPool,
+    },
+    /// MySQL or MariaDB: reads on connections whose transactions are read-only by default (which, unlike
+    /// `START TRANSACTION READ ONLY` alone, also stops DDL and its implicit commit).
+    Mysql {
+        /// For writes and scripts.
+        write: MySqlPool,
+        /// Read-only sessions.
+        read: MySqlPool,
+    },
 }
 
 /// A database Steward can introspect and query.
@@ -41,6 +57,7 @@ pub struct Database {
     url: String,
     dialect: Dialect,
     mariadb: bool,
+    privileges: Option<Privileges>,
     pub(crate) pools: Pools,
     pub(crate) catalog: Mutex<Option<Arc<Catalog>>>,
 }
@@ -68,10 +85,11 @@ impl Database {
     }
 
     async fn sqlite(url: &str, shown: &str) -> Result<Self, SqlError> {
-        let memory = url.contains(":memory:") || url.contains("mode=memory");
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| SqlError::BadUrl(format!("invalid SQLite URL `{shown}`: {e}")))?
-            .busy_timeout(Duration::from_secs(5));
+            .busy_timeout(SQLITE_BUSY_TIMEOUT);
+        // Only for the message below: whether the database is a file is the driver's business.
+        let memory = url.contains(":memory:") || url.contains("mode=memory");
         if !memory {
             let path = options.get_filename();
             if !path.exists() && !url.contains("mode=rwc") {
@@ -81,101 +99,153 @@ impl Database {
                 )));
             }
         }
-        let pool_options = || SqlitePoolOptions::new().acquire_timeout(CONNECT_TIMEOUT);
         let fail = |e: sqlx::Error| {
             SqlError::Connect(format!("cannot open {shown}: {}", one_line(&e.to_string())))
         };
-        let write = pool_options()
-            .max_connections(if memory { 1 } else { 4 })
-            // An in-memory database lives as long as its connection.
-            .idle_timeout(if memory {
-                None
-            } else {
-                Some(Duration::from_secs(600))
-            })
-            .max_lifetime(if memory {
-                None
-            } else {
-                Some(Duration::from_secs(1800))
-            })
+        // The writer opens first and reads the schema, so that a hot journal left by a writer that was
+        // killed mid-transaction is rolled back before any read-only connection meets it.
+        let write = SqlitePoolOptions::new()
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .max_connections(4)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connect_with(options.clone())
             .await
             .map_err(fail)?;
-        let read = if memory {
-            write.clone()
-        } else {
-            pool_options()
-                .max_connections(4)
-                .connect_with(options.read_only(true).create_if_missing(false))
-                .await
-                .map_err(fail)?
-        };
+        sqlx::query("SELECT count(*) FROM sqlite_master")
+            .fetch_one(&write)
+            .await
+            .map_err(fail)?;
+        let read = SqlitePoolOptions::new()
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .max_connections(4)
+            .connect_with(
+                options
+                    .read_only(true)
+                    .create_if_missing(false)
+                    .pragma("query_only", "ON"),
+            )
+            .await
+            .map_err(fail)?;
         Ok(Self::new(
             shown,
             Dialect::Sqlite,
             false,
-            Pools::Sqlite {
-                write,
-                read,
-                memory,
-            },
+            None,
+            Pools::Sqlite { write, read },
         ))
     }
 
     async fn postgres(url: &str, shown: &str) -> Result<Self, SqlError> {
-        let options = PgConnectOptions::from_str(url).map_err(|e| {
-            SqlError::BadUrl(format!(
-                "invalid PostgreSQL URL `{shown}`: {}",
-                one_line(&e.to_string())
-            ))
-        })?;
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| {
+                SqlError::BadUrl(format!(
+                    "invalid PostgreSQL URL `{shown}`: {}",
+                    one_line(&e.to_string())
+                ))
+            })?
+            // The server's own float output, not a driver's preference.
+            .extra_float_digits(None)
+            .application_name("steward");
         let target = format!("{}:{}", options.get_host(), options.get_port());
-        // One direct connection first: a pool retries until its timeout and hides why it failed.
-        probe::<sqlx::PgConnection>(&options, &target, shown).await?;
-        let pool = PgPoolOptions::new()
-            .max_connections(5)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_lazy_with(options);
+        // One direct connection first: a pool retries until its timeout and hides why it failed. It also
+        // reads the session defaults the database would give a client that did not ask for any.
+        let mut probe = probe::<sqlx::PgConnection>(&options, &target, shown).await?;
+        let defaults = session::pg_defaults(&mut probe, options.get_options())
+            .await
+            .map_err(|e| connect_error(&e, &target, shown))?;
+        let privileges = privileges::postgres(&mut probe).await.ok();
+        let _ = sqlx::Connection::close(probe).await;
+        let defaults = Arc::new(defaults);
+        let pool = |read_only: bool, size: u32| {
+            let defaults = defaults.clone();
+            PgPoolOptions::new()
+                .max_connections(size)
+                .acquire_timeout(CONNECT_TIMEOUT)
+                .after_connect(move |conn, _| {
+                    let defaults = defaults.clone();
+                    Box::pin(async move {
+                        defaults.apply(conn).await?;
+                        if read_only {
+                            sqlx::raw_sql("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                                .execute(conn)
+                                .await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .connect_lazy_with(options.clone())
+        };
         Ok(Self::new(
             shown,
             Dialect::Postgres,
             false,
-            Pools::Postgres(pool),
+            privileges,
+            Pools::Postgres {
+                write: pool(false, 3),
+                read: pool(true, 5),
+            },
         ))
     }
 
     async fn mysql(url: &str, shown: &str) -> Result<Self, SqlError> {
         let url = url.replacen("mariadb://", "mysql://", 1);
-        let options = MySqlConnectOptions::from_str(&url).map_err(|e| {
-            SqlError::BadUrl(format!(
-                "invalid MySQL URL `{shown}`: {}",
-                one_line(&e.to_string())
-            ))
-        })?;
+        let options = MySqlConnectOptions::from_str(&url)
+            .map_err(|e| {
+                SqlError::BadUrl(format!(
+                    "invalid MySQL URL `{shown}`: {}",
+                    one_line(&e.to_string())
+                ))
+            })?
+            // The server's own sql_mode and time zone: `||`, `"…"` and TIMESTAMP values mean what they mean
+            // for every other client of this server.
+            .pipes_as_concat(false)
+            .no_engine_substitution(false)
+            .timezone(None);
         let target = format!("{}:{}", options.get_host(), options.get_port());
-        probe::<sqlx::MySqlConnection>(&options, &target, shown).await?;
-        let pool = MySqlPoolOptions::new()
-            .max_connections(5)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_lazy_with(options);
-        let version: String = sqlx::query_scalar("SELECT VERSION()")
-            .fetch_one(&pool)
+        let mut probe = probe::<sqlx::MySqlConnection>(&options, &target, shown).await?;
+        session::mysql_defaults(&mut probe, false)
             .await
             .map_err(|e| connect_error(&e, &target, shown))?;
+        let version: String = sqlx::query_scalar("SELECT VERSION()")
+            .fetch_one(&mut probe)
+            .await
+            .map_err(|e| connect_error(&e, &target, shown))?;
+        let privileges = privileges::mysql(&mut probe).await.ok();
+        let _ = sqlx::Connection::close(probe).await;
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        let pool = |read_only: bool, size: u32| {
+            MySqlPoolOptions::new()
+                .max_connections(size)
+                .acquire_timeout(CONNECT_TIMEOUT)
+                .after_connect(move |conn, _| Box::pin(session::mysql_defaults(conn, read_only)))
+                .connect_lazy_with(options.clone())
+        };
         Ok(Self::new(
             shown,
             Dialect::Mysql,
             mariadb,
-            Pools::Mysql(pool),
+            privileges,
+            Pools::Mysql {
+                write: pool(false, 3),
+                read: pool(true, 5),
+            },
         ))
     }
 
-    fn new(shown: &str, dialect: Dialect, mariadb: bool, pools: Pools) -> Self {
+    fn new(
+        shown: &str,
+        dialect: Dialect,
+        mariadb: bool,
+        privileges: Option<Privileges>,
+        pools: Pools,
+    ) -> Self {
         Self {
             url: shown.to_owned(),
             dialect,
             mariadb,
+            privileges,
             pools,
             catalog: Mutex::new(None),
         }
@@ -196,16 +266,22 @@ impl Database {
         self.mariadb
     }
 
+    /// What the database role Steward connected as may do, when the server could tell (PostgreSQL, MySQL,
+    /// MariaDB; SQLite has no roles).
+    pub fn privileges(&self) -> Option<&Privileges> {
+        self.privileges.as_ref()
+    }
+
     /// Runs statements that change the database (setup, migrations, the demo data), outside the guard and
     /// the read-only mode. Never call this with text a model wrote.
     pub async fn execute_script(&self, sql: &str) -> Result<(), SqlError> {
         let script = sqlx::AssertSqlSafe(sql.to_owned());
         let result = match &self.pools {
             Pools::Sqlite { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
-            Pools::Postgres(pool) => sqlx::raw_sql(script).execute(pool).await.map(|_| ()),
-            Pools::Mysql(pool) => sqlx::raw_sql(script).execute(pool).await.map(|_| ()),
+            Pools::Postgres { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
+            Pools::Mysql { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
         };
-        result.map_err(|e| SqlError::Query(one_line(&e.to_string())))
+        result.map_err(crate::execute::db_error)
     }
 
     /// Closes every connection.
@@ -215,43 +291,28 @@ impl Database {
                 read.close().await;
                 write.close().await;
             }
-            Pools::Postgres(pool) => pool.close().await,
-            Pools::Mysql(pool) => pool.close().await,
+            Pools::Postgres { write, read } => {
+                read.close().await;
+                write.close().await;
+            }
+            Pools::Mysql { write, read } => {
+                read.close().await;
+                write.close().await;
+            }
         }
     }
 }
 
-/// Opens and closes one connection, so that a failure is reported with its real cause.
+/// Opens one connection, so that a failure is reported with its real cause.
 async fn probe<C: sqlx::Connection>(
     options: &<C as sqlx::Connection>::Options,
     target: &str,
     shown: &str,
-) -> Result<(), SqlError> {
+) -> Result<C, SqlError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
-        Ok(Ok(conn)) => {
-            let _ = conn.close().await;
-            Ok(())
-        }
+        Ok(Ok(conn)) => Ok(conn),
         Ok(Err(e)) => Err(connect_error(&e, target, shown)),
         Err(_) => Err(connect_error(&sqlx::Error::PoolTimedOut, target, shown)),
-    }
-}
-
-/// A URL with its password replaced by `***`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
     }
 }
 
@@ -302,23 +363,6 @@ fn connect_error(error: &sqlx::Error, target: &str, shown: &str) -> SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact_url("postgres://bob:s3cret@db:5432/app"),
-            "postgres://bob:***@db:5432/app"
-        );
-        assert_eq!(
-            redact_url("mysql://root@127.0.0.1/test"),
-            "mysql://root@127.0.0.1/test"
-        );
-        assert_eq!(
-            redact_url("postgres://u:p@ss@h/db?sslmode=require"),
-            "postgres://u:***@h/db?sslmode=require"
-        );
-        assert_eq!(redact_url("sqlite://./x.db"), "sqlite://./x.db");
-    }
 
     #[tokio::test]
     async fn bad_urls_and_missing_files_are_clear() {

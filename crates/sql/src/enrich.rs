@@ -33,7 +33,10 @@ pub(crate) fn explain(
             }
             None => used.clone(),
         };
-        return format!("{message}. {}", column_hint(&name, catalog, &scope));
+        return format!(
+            "{message}. {}",
+            column_hint(&name, catalog, &scope, aliases)
+        );
     }
     if let Some(name) = unknown_table(message) {
         return format!("{message}. {}", table_hint(&name, catalog));
@@ -42,7 +45,7 @@ pub(crate) fn explain(
         let having: Vec<String> = used
             .iter()
             .filter(|t| t.column(&name).is_some())
-            .map(|t| format!("{}.{name}", t.name))
+            .map(|t| format!("{}.{name}", written(t, aliases)))
             .collect();
         if having.len() > 1 {
             return format!(
@@ -127,7 +130,25 @@ fn closest<'a>(candidates: impl Iterator<Item = (f64, &'a str, String)>) -> Vec<
         .collect()
 }
 
-fn column_hint(name: &str, catalog: &Catalog, used: &[&Table]) -> String {
+/// How the query refers to a table: by its alias when it has one (`g` for `Genre g`), else by its name.
+fn written<'a>(table: &'a Table, aliases: &'a [(String, String)]) -> &'a str {
+    aliases
+        .iter()
+        .find(|(_, t)| {
+            t.eq_ignore_ascii_case(&table.name)
+                || t.rsplit('.')
+                    .next()
+                    .is_some_and(|bare| bare.eq_ignore_ascii_case(&table.name))
+        })
+        .map_or(table.name.as_str(), |(alias, _)| alias.as_str())
+}
+
+fn column_hint(
+    name: &str,
+    catalog: &Catalog,
+    used: &[&Table],
+    aliases: &[(String, String)],
+) -> String {
     let bare = name.rsplit('.').next().unwrap_or(name);
     let scope: Vec<&Table> = if used.is_empty() {
         catalog.tables.iter().collect()
@@ -135,11 +156,12 @@ fn column_hint(name: &str, catalog: &Catalog, used: &[&Table]) -> String {
         used.to_vec()
     };
     let suggestions = closest(scope.iter().flat_map(|t| {
+        let prefix = written(t, aliases);
         t.columns.iter().map(move |c| {
             (
                 similarity(bare, &c.name),
                 c.name.as_str(),
-                format!("{}.{}", t.name, c.name),
+                format!("{prefix}.{}", c.name),
             )
         })
     }));
@@ -161,7 +183,12 @@ fn column_hint(name: &str, catalog: &Catalog, used: &[&Table]) -> String {
                     .take(MAX_LISTED)
                     .map(|c| c.name.as_str())
                     .collect();
-                format!("{}({})", t.name, names.join(", "))
+                match written(t, aliases) {
+                    alias if alias != t.name => {
+                        format!("{} AS {alias}({})", t.name, names.join(", "))
+                    }
+                    _ => format!("{}({})", t.name, names.join(", ")),
+                }
             })
             .collect();
         hint.push_str(&format!(
@@ -245,15 +272,39 @@ mod tests {
                 &used,
                 &[("o".into(), "orders".into())],
             );
+            // The query calls orders `o`: the hint must use what works in it.
             assert!(
-                out.contains("did you mean orders.customer_id?"),
+                out.contains("did you mean o.customer_id?"),
                 "{message} -> {out}"
             );
             assert!(
-                out.contains("Columns of the tables in the query: orders(id, customer_id, total)."),
+                out.contains(
+                    "Columns of the tables in the query: orders AS o(id, customer_id, total)."
+                ),
                 "{out}"
             );
         }
+    }
+
+    #[test]
+    fn without_aliases_tables_are_named() {
+        let out = explain(
+            "no such column: custmer_id",
+            Some(&catalog()),
+            &["orders".to_owned()],
+            &[],
+        );
+        assert!(out.contains("did you mean orders.customer_id?"), "{out}");
+        let out = explain(
+            "column reference \"id\" is ambiguous",
+            Some(&catalog()),
+            &["orders".to_owned(), "customers".to_owned()],
+            &[("c".into(), "customers".into())],
+        );
+        assert!(
+            out.ends_with("Qualify it with its table: orders.id or c.id."),
+            "{out}"
+        );
     }
 
     #[test]

@@ -13,9 +13,20 @@ pub enum SqlError {
     /// The guard refused the statement.
     #[error("refused: {0}")]
     Refused(String),
-    /// The database reported an error running a statement (already enriched for the model).
+    /// The database rejected the statement: syntax, unknown names, permissions, a write in a read-only
+    /// transaction (already enriched for the model).
     #[error("{0}")]
     Query(String),
+    /// The database rejected a value: numeric overflow, out of range, an invalid byte sequence, a bad date.
+    #[error("{0}")]
+    Invalid(String),
+    /// The database could not be used: the connection was lost, the server is shutting down or out of
+    /// resources, no connection came free in time.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
+    /// The row cap, byte cap or time limit asked for is out of range.
+    #[error("{0}")]
+    Limits(String),
     /// The statement ran longer than its time limit.
     #[error(
         "the query was stopped after {0} ms (time limit); make it cheaper, e.g. filter earlier or aggregate"

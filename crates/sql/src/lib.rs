@@ -25,6 +25,9 @@ mod enrich;
 mod error;
 mod execute;
 mod guard;
+mod privileges;
+mod redact;
+mod session;
 mod tools;
 mod write;
 
@@ -32,11 +35,15 @@ pub use catalog::{
     Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
 };
 pub use context::{SchemaContext, describe_tables, schema_context};
-pub use database::{Database, redact_url};
+pub use database::Database;
 pub use dialect::Dialect;
 pub use error::SqlError;
-pub use execute::{Param, QueryLimits, QueryResult, ResultColumn, cell_text};
+pub use execute::{
+    MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text,
+};
 pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
+pub use privileges::Privileges;
+pub use redact::redact_url;
 pub use tools::{
     AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
     TextToSql,

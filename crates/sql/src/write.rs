@@ -1,14 +1,15 @@
 //! Writes: one transaction on the read-write connection, for code (domain tools, the demo generator) — never
 //! for SQL a model wrote. Statements use `?` placeholders in every dialect (turned into `$n` for PostgreSQL).
+//!
+//! On SQLite a write transaction starts with `BEGIN IMMEDIATE`: it takes the write lock first, waiting for
+//! other writers (the busy timeout) instead of failing half-way with "database is locked".
 
 use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
 
 use crate::database::{Database, Pools};
 use crate::dialect::Dialect;
 use crate::error::SqlError;
-use crate::execute::{
-    Collector, Param, QueryLimits, QueryResult, bind_all, collect_rows, db_error, decode,
-};
+use crate::execute::{Collector, Param, QueryLimits, QueryResult, bind_all, db_error, decode};
 
 enum Inner {
     Sqlite(Transaction<'static, Sqlite>),
@@ -34,9 +35,16 @@ impl Database {
     /// Begins a write transaction.
     pub async fn begin_write(&self) -> Result<WriteTx, SqlError> {
         let inner = match &self.pools {
-            Pools::Sqlite { write, .. } => Inner::Sqlite(write.begin().await.map_err(db_error)?),
-            Pools::Postgres(pool) => Inner::Postgres(pool.begin().await.map_err(db_error)?),
-            Pools::Mysql(pool) => Inner::Mysql(pool.begin().await.map_err(db_error)?),
+            Pools::Sqlite { write, .. } => Inner::Sqlite(
+                write
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .map_err(db_error)?,
+            ),
+            Pools::Postgres { write, .. } => {
+                Inner::Postgres(write.begin().await.map_err(db_error)?)
+            }
+            Pools::Mysql { write, .. } => Inner::Mysql(write.begin().await.map_err(db_error)?),
         };
         Ok(WriteTx {
             inner,
@@ -94,15 +102,22 @@ impl WriteTx {
         };
         let mut collector = Collector::new(&limits);
         match &mut self.inner {
-            Inner::Sqlite(tx) => collect_rows!(&mut **tx, sql, params, decode::sqlite, collector),
-            Inner::Postgres(tx) => collect_rows!(
-                &mut **tx,
-                numbered(sql),
-                params,
-                decode::postgres,
+            Inner::Sqlite(tx) => {
+                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
                 collector
-            ),
-            Inner::Mysql(tx) => collect_rows!(&mut **tx, sql, params, decode::mysql, collector),
+                    .drain(query.fetch(&mut **tx), decode::sqlite)
+                    .await
+            }
+            Inner::Postgres(tx) => {
+                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params);
+                collector
+                    .drain(query.fetch(&mut **tx), decode::postgres)
+                    .await
+            }
+            Inner::Mysql(tx) => {
+                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+                collector.drain(query.fetch(&mut **tx), decode::mysql).await
+            }
         }
         .map_err(write_error)?;
         Ok(collector.finish())

@@ -129,6 +129,7 @@ async fn the_engine_alone_refuses_writes() {
             let text = err.to_string().to_lowercase();
             assert!(
                 text.contains("read-only")
+                    || text.contains("changes the database")
                     || text.contains("readonly")
                     || text.contains("read only")
                     || text.contains("query_only"),
@@ -238,6 +239,30 @@ async fn wrong_columns_and_tables_get_the_closest_names() {
             .unwrap_err()
             .to_string();
         assert!(err.contains("Qualify it with its table:"), "{name}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn hints_use_the_alias_and_the_hinted_query_runs() {
+    for (name, db, _) in engines().await {
+        let guard = Guard::new(db.dialect());
+        let (genre, column) = if name == "postgres" {
+            ("genre", "name")
+        } else {
+            ("Genre", "Name")
+        };
+        let wrong = format!("SELECT g.Nme FROM {genre} g ORDER BY 1");
+        let err = db
+            .query(&guard, &wrong, &limits(5))
+            .await
+            .unwrap_err()
+            .to_string();
+        let hint = format!("did you mean g.{column}?");
+        assert!(err.contains(&hint), "{name}: {err}");
+        // Following the hint works: the model does not loop.
+        let fixed = wrong.replace("g.Nme", &format!("g.{column}"));
+        let rows = db.query(&guard, &fixed, &limits(5)).await.unwrap();
+        assert_eq!(rows.rows.len(), 5, "{name}");
     }
 }
 

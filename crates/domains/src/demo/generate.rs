@@ -230,11 +230,11 @@ pub(crate) const HUBS: &[&str] = &[
     "out for delivery",
 ];
 
-/// (category, default tax rate, descriptions, net range in cents)
-pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
+/// (category, default tax rate in basis points (1900 is 19 %), descriptions, net range in cents)
+pub(crate) const EXPENSE_CATEGORIES: &[Line<u64>] = &[
     (
         "Coffee",
-        0.07,
+        700,
         &[
             "Coffee",
             "Flat white",
@@ -247,7 +247,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
     ),
     (
         "Meals",
-        0.07,
+        700,
         &[
             "Lunch",
             "Team lunch",
@@ -258,7 +258,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
     ),
     (
         "Travel",
-        0.19,
+        1900,
         &[
             "Train ticket",
             "Taxi",
@@ -271,7 +271,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
     ),
     (
         "Office supplies",
-        0.19,
+        1900,
         &[
             "Printer paper",
             "Notebooks",
@@ -283,7 +283,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
     ),
     (
         "Software",
-        0.19,
+        1900,
         &[
             "Design tool subscription",
             "Cloud hosting",
@@ -295,7 +295,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
     ),
     (
         "Hardware",
-        0.19,
+        1900,
         &[
             "Laptop stand",
             "Monitor",
@@ -305,16 +305,16 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
         ],
         (2000, 120000),
     ),
-    ("Rent", 0.0, &["Office rent"], (120000, 180000)),
+    ("Rent", 0, &["Office rent"], (120000, 180000)),
     (
         "Utilities",
-        0.19,
+        1900,
         &["Electricity", "Internet", "Phone plan"],
         (3000, 25000),
     ),
     (
         "Marketing",
-        0.19,
+        1900,
         &[
             "Ads",
             "Conference booth",
@@ -323,7 +323,7 @@ pub(crate) const EXPENSE_CATEGORIES: &[Line<f64>] = &[
         ],
         (2000, 80000),
     ),
-    ("Other", 0.19, &["Miscellaneous"], (100, 5000)),
+    ("Other", 1900, &["Miscellaneous"], (100, 5000)),
 ];
 
 pub(crate) const PROJECTS: &[(&str, &str)] = &[
@@ -414,9 +414,4 @@ pub(crate) fn order_code(rng: &mut Rng) -> String {
     (0..10)
         .map(|_| char::from(b'A' + rng.below(26) as u8))
         .collect()
-}
-
-/// Money rounded to cents, half away from zero.
-pub(crate) fn cents(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }

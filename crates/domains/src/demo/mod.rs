@@ -1,5 +1,9 @@
 //! The demo database: a coffee-equipment shop with customers, products, orders, shipments, expenses, projects
 //! and tasks, generated deterministically from a seed and a scale, on SQLite, PostgreSQL or MySQL/MariaDB.
+//!
+//! Money is generated in whole cents (integers), so every total is the exact sum of its items and every gross
+//! amount is its net plus tax. A SQLite demo database is put in WAL mode: readers never wait for a writer, and
+//! a writer killed mid-transaction leaves nothing a reader must roll back.
 
 mod generate;
 mod schema;
@@ -14,7 +18,7 @@ pub use schema::{TABLES, ddl, drop_all};
 
 use generate::{
     CARRIERS, EXPENSE_CATEGORIES, FIRST, HUBS, LAST, PLACES, PRODUCT_LINES, PROJECTS, Rng, TASKS,
-    at_time, cents, day_before, order_code,
+    at_time, day_before, order_code,
 };
 
 /// Rows per INSERT statement.
@@ -53,6 +57,10 @@ pub async fn create(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<DemoSummary, SqlError> {
     let dialect = db.dialect();
+    if dialect == Dialect::Sqlite {
+        // Persistent in the file; an in-memory database answers `memory` and stays as it is.
+        db.execute_script("PRAGMA journal_mode=WAL").await?;
+    }
     db.execute_script(&drop_all(dialect)).await?;
     db.execute_script(&ddl(dialect)).await?;
     let mut w = Writer::new(db, dialect);
@@ -60,20 +68,21 @@ pub async fn create(
     let today = config.today;
 
     // Products.
-    let mut products: Vec<(u64, f64)> = Vec::new();
+    let mut products: Vec<(u64, u64)> = Vec::new();
     for (prefix, category, names, (low, high)) in PRODUCT_LINES {
         for (i, name) in names.iter().enumerate() {
             let id = products.len() as u64 + 1;
-            let price = cents((low + rng.below(high - low)) as f64 / 100.0);
+            let price = low + rng.below(high - low);
             products.push((id, price));
             w.row(
                 "products",
                 "id, sku, name, category, unit_price",
                 format!(
-                    "{id}, {}, {}, {}, {price:.2}",
+                    "{id}, {}, {}, {}, {}",
                     text(&format!("{prefix}-{:03}", i + 1)),
                     text(name),
-                    text(category)
+                    text(category),
+                    money(price)
                 ),
             );
         }
@@ -166,33 +175,36 @@ pub async fn create(
             "DELIVERED"
         };
         let ordered_at = at_time(day, &mut rng);
-        let mut total = 0.0;
+        let mut total = 0u64;
         let lines = if example { 2 } else { 1 + rng.below(4) };
         for line in 0..lines {
             item_id += 1;
             // The example order: an espresso machine and a bag of beans.
             let (product, price) = if example {
-                products[if line == 0 { 18 } else { 0 }]
+                products
+                    .get(if line == 0 { 18 } else { 0 })
+                    .copied()
+                    .unwrap_or((1, 0))
             } else {
                 *rng.pick(&products)
             };
             let quantity = if example { 1 } else { 1 + rng.below(3) };
-            total += price * quantity as f64;
+            total += price * quantity;
             w.row(
                 "order_items",
                 "id, order_id, product_id, quantity, unit_price",
-                format!("{item_id}, {id}, {product}, {quantity}, {price:.2}"),
+                format!("{item_id}, {id}, {product}, {quantity}, {}", money(price)),
             );
         }
         w.row(
             "orders",
             "id, order_code, customer_id, status, ordered_at, total",
             format!(
-                "{id}, {}, {customer}, {}, {}, {:.2}",
+                "{id}, {}, {customer}, {}, {}, {}",
                 text(&code),
                 text(status),
                 stamp(ordered_at),
-                cents(total)
+                money(total)
             ),
         );
         if matches!(status, "SHIPPED" | "IN TRANSIT" | "DELIVERED") {
@@ -251,7 +263,7 @@ pub async fn create(
         w.row(
             "expense_categories",
             "id, name, default_tax_rate",
-            format!("{}, {}, {rate:.4}", i + 1, text(name)),
+            format!("{}, {}, {}", i + 1, text(name), rate_text(*rate)),
         );
     }
     for id in 1..=DemoConfig::EXPENSES {
@@ -260,19 +272,22 @@ pub async fn create(
         } else {
             rng.below(EXPENSE_CATEGORIES.len() as u64) as usize
         };
-        let (_, rate, descriptions, (low, high)) = EXPENSE_CATEGORIES[category];
+        let Some(&(_, rate, descriptions, (low, high))) = EXPENSE_CATEGORIES.get(category) else {
+            continue;
+        };
         let day = if id <= 2 {
             today.checked_sub_days(Days::new(id)).unwrap_or(today)
         } else {
             day_before(&mut rng, today)
         };
-        let net = cents((low + rng.below(high - low)) as f64 / 100.0);
-        let gross = cents(net * (1.0 + rate));
-        let tax = cents(gross - net);
+        let net = low + rng.below(high - low);
+        // Gross = net × (1 + rate), rounded to the cent, halves up; the tax is the difference.
+        let gross = (net * (10_000 + rate) + 5_000) / 10_000;
+        let tax = gross - net;
         w.row(
             "expenses",
             "id, description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at",
-            format!("{id}, {}, {}, {net:.2}, {rate:.4}, {tax:.2}, {gross:.2}, {}, {}", text(rng.pick::<&str>(descriptions)), category + 1, date(day), stamp(at_time(day, &mut rng))),
+            format!("{id}, {}, {}, {}, {}, {}, {}, {}, {}", text(rng.pick::<&str>(descriptions)), category + 1, money(net), rate_text(rate), money(tax), money(gross), date(day), stamp(at_time(day, &mut rng))),
         );
     }
     // Projects and tasks; the inbox holds the birthday and personal-website tasks.
@@ -369,6 +384,16 @@ pub async fn order_codes(
         .iter()
         .map(|r| r.first().map(cell_text).unwrap_or_default())
         .collect())
+}
+
+/// Whole cents as a decimal literal: `1250` → `12.50`.
+fn money(cents: u64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+/// A rate in basis points as a decimal literal: `1900` → `0.1900`.
+fn rate_text(basis_points: u64) -> String {
+    format!("{}.{:04}", basis_points / 10_000, basis_points % 10_000)
 }
 
 /// A SQL string literal.

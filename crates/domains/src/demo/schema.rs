@@ -108,6 +108,8 @@ CREATE TABLE tool_calls (
     run_id VARCHAR(200) NOT NULL,
     call_id VARCHAR(200) NOT NULL,
     tool VARCHAR(64) NOT NULL,
+    arguments_hash CHAR(64) NOT NULL,
+    arguments {LONG} NOT NULL,
     result {LONG} NOT NULL,
     created_at {TS} NOT NULL,
     PRIMARY KEY (run_id, call_id)

@@ -114,6 +114,35 @@ pub async fn call(
         })
 }
 
+/// Calls a tool as the runner does (validation first) in run `run`; the whole error, diagnostic included.
+pub async fn call_as(
+    tools: &Toolbox,
+    run: &str,
+    call_id: &str,
+    name: &str,
+    args: &Value,
+) -> Result<ToolOutput, steward_core::ToolError> {
+    let call = ToolCall::new(call_id, name, args.to_string());
+    let (tool, args) = tools
+        .check(&call)
+        .map_err(|r| steward_core::ToolError::new(r.observation))?;
+    tool.call(&ToolContext::new(run, call_id, "test"), args)
+        .await
+}
+
+/// Calls a tool without validating the arguments first (as a caller that skips the validator would).
+pub async fn call_unchecked(
+    tools: &Toolbox,
+    call_id: &str,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutput, String> {
+    let tool = tools.get(name).unwrap();
+    tool.call(&ToolContext::new("test", call_id, "test"), args)
+        .await
+        .map_err(|e| e.message)
+}
+
 pub async fn count(db: &Database, sql: &str) -> i64 {
     let rows = db
         .query_read_only(sql, &[], &QueryLimits::default())
@@ -129,4 +158,33 @@ pub async fn rows(db: &Database, sql: &str) -> Vec<Vec<Value>> {
         .await
         .unwrap()
         .rows
+}
+
+/// Every row of a query (no row cap).
+pub async fn all_rows(db: &Database, sql: &str) -> Vec<Vec<Value>> {
+    let limits = QueryLimits {
+        max_rows: 1_000_000,
+        max_bytes: usize::MAX,
+        ..QueryLimits::default()
+    };
+    let result = db.query_read_only(sql, &[], &limits).await.unwrap();
+    assert!(!result.truncated, "{sql}");
+    result.rows
+}
+
+/// Exact decimals from cells of any engine (text, or SQLite's numbers through their shortest text), without
+/// trailing zeros: `"6.00"`, `6` and `6.0` are all `"6"`.
+pub fn decimals(cells: &[Value]) -> Vec<String> {
+    cells
+        .iter()
+        .map(|v| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                other => panic!("not a decimal: {other}"),
+            };
+            let d: bigdecimal::BigDecimal = text.parse().unwrap();
+            d.normalized().to_plain_string()
+        })
+        .collect()
 }

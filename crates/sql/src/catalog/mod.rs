@@ -192,8 +192,8 @@ impl Database {
     ) -> Result<Arc<Catalog>, SqlError> {
         let tables = match &self.pools {
             Pools::Sqlite { read, .. } => sqlite::tables(read).await,
-            Pools::Postgres(pool) => postgres::tables(pool).await,
-            Pools::Mysql(pool) => mysql::tables(pool).await,
+            Pools::Postgres { read, .. } => postgres::tables(read).await,
+            Pools::Mysql { read, .. } => mysql::tables(read).await,
         }
         .map_err(|e| SqlError::Catalog(crate::database::one_line(&e.to_string())))?;
         let mut catalog = Catalog::new(self.dialect(), tables);

@@ -1,13 +1,31 @@
-//! Running SQL read-only: the guard first, then the engine's own read-only mode (PostgreSQL: a read-only
-//! transaction with `statement_timeout`; MySQL/MariaDB: `START TRANSACTION READ ONLY` with the engine's
-//! statement time limit; SQLite: a connection opened read-only, `query_only`, and an interrupt at the time limit),
-//! so that the engine alone also stops a write. Rows stream with a row cap and a byte cap.
+//! Running SQL read-only, exactly as checked.
+//!
+//! - **What runs is what was checked**: the engine receives byte for byte the text the guard parsed. Rows are
+//!   capped by streaming (at most `max_rows + 1` are read, then the cursor is abandoned), never by editing the
+//!   SQL. The engine itself proves the text is one statement before it runs: PostgreSQL and MySQL/MariaDB
+//!   prepare it (their prepared statements hold exactly one), SQLite compiles it and must find nothing after
+//!   the first statement (see `sqlite_check`).
+//! - **Read-only twice over**: reads use connections that are read-only by construction — SQLite opened with
+//!   `SQLITE_OPEN_READONLY` and `query_only`; PostgreSQL and MySQL/MariaDB connections whose session default is
+//!   read-only transactions — and each query runs in a read-only transaction with the engine's time limit
+//!   (`statement_timeout`, `max_statement_time`/`max_execution_time`; on SQLite an interrupt).
+//! - **As the engine's own client shows it**: SQL without parameters runs through the text protocol on
+//!   PostgreSQL (simple query) and MySQL/MariaDB (`COM_QUERY`), so every value arrives as `psql` or `mariadb`
+//!   print it; SQL built by code with bound parameters uses prepared statements.
+//! - **Nothing left behind**: a connection goes back to its pool only after its session was reset; a result cut
+//!   short, an error, a time limit or a cancelled future close it instead (see `lease`).
 
 pub(crate) mod decode;
-mod limit;
+mod lease;
+mod mysql;
+mod postgres;
+mod sqlite;
+mod sqlite_check;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use futures_util::TryStreamExt as _;
+use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::TypeInfo as _;
@@ -18,6 +36,7 @@ use crate::error::SqlError;
 use crate::guard::Guard;
 
 pub use decode::cell_text;
+pub(crate) use lease::Lease;
 
 /// How much a query may return and how long it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +56,36 @@ impl Default for QueryLimits {
             max_bytes: 1_000_000,
             timeout: Duration::from_secs(30),
         }
+    }
+}
+
+/// The largest row cap a query may ask for.
+pub const MAX_ROWS: usize = 1_000_000;
+/// The longest time limit a query may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+impl QueryLimits {
+    /// Checks that the limits are usable: a row cap of 1 to 1,000,000, a byte cap of at least 1, a time
+    /// limit of 1 ms to 24 h.
+    pub fn check(&self) -> Result<(), SqlError> {
+        if self.max_rows == 0 || self.max_rows > MAX_ROWS {
+            return Err(SqlError::Limits(format!(
+                "the row cap must be between 1 and {MAX_ROWS}, not {}",
+                self.max_rows
+            )));
+        }
+        if self.max_bytes == 0 {
+            return Err(SqlError::Limits(
+                "the byte cap must be at least 1".to_owned(),
+            ));
+        }
+        if self.timeout < Duration::from_millis(1) || self.timeout > MAX_TIMEOUT {
+            return Err(SqlError::Limits(format!(
+                "the time limit must be between 1 ms and 24 h, not {:?}",
+                self.timeout
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -122,7 +171,8 @@ fn short(text: &str) -> String {
 }
 
 impl Database {
-    /// Checks `sql` with the guard, then runs it read-only; database errors are enriched for the model.
+    /// Checks `sql` with the guard, then runs exactly that text read-only; database errors are enriched for
+    /// the model.
     pub async fn query(
         &self,
         guard: &Guard,
@@ -140,17 +190,12 @@ impl Database {
         params: &[Param],
         limits: &QueryLimits,
     ) -> Result<QueryResult, SqlError> {
+        limits.check()?;
         let verdict = guard.check(sql);
         if !verdict.allowed {
             return Err(SqlError::Refused(verdict.explanation()));
         }
-        let capped = guard
-            .parse_one(sql)
-            .and_then(|statement| limit::cap(statement, limits.max_rows + 1));
-        let result = self
-            .query_read_only(capped.as_deref().unwrap_or(sql), params, limits)
-            .await;
-        match result {
+        match self.query_read_only(sql, params, limits).await {
             Err(SqlError::Query(message)) => {
                 let catalog = self.catalog().await.ok();
                 Err(SqlError::Query(enrich::explain(
@@ -164,37 +209,57 @@ impl Database {
         }
     }
 
-    /// Runs `sql` in the engine's read-only mode, **without the guard**: the engine alone must refuse writes.
-    /// For SQL built by code (with bound parameters); SQL from a model goes through [`Database::query`].
+    /// Runs `sql` in the engine's read-only mode, **without the guard**: the engine alone must refuse writes,
+    /// and still proves the text is one statement. For SQL built by code; SQL from a model goes through
+    /// [`Database::query`].
     pub async fn query_read_only(
         &self,
         sql: &str,
         params: &[Param],
         limits: &QueryLimits,
     ) -> Result<QueryResult, SqlError> {
-        let deadline = limits.timeout;
+        limits.check()?;
+        if sql.contains('\0') {
+            return Err(SqlError::Refused(
+                "The SQL contains a NUL byte; remove it.".to_owned(),
+            ));
+        }
         let run = async {
             match &self.pools {
-                Pools::Sqlite { read, memory, .. } => {
-                    sqlite(read, *memory, sql, params, limits).await
+                Pools::Sqlite { read, .. } => sqlite::run(read, sql, params, limits).await,
+                Pools::Postgres { read, .. } => postgres::run(read, sql, params, limits).await,
+                Pools::Mysql { read, .. } => {
+                    mysql::run(read, self.is_mariadb(), sql, params, limits).await
                 }
-                Pools::Postgres(pool) => postgres(pool, sql, params, limits).await,
-                Pools::Mysql(pool) => mysql(pool, self.is_mariadb(), sql, params, limits).await,
             }
         };
-        // The engines stop the statement themselves; this is the backstop.
-        match tokio::time::timeout(deadline + Duration::from_secs(2), run).await {
+        // The engines stop the statement themselves; this is the backstop. A query cut off here closes its
+        // connection (see `Lease`).
+        match tokio::time::timeout(limits.timeout.saturating_add(Duration::from_secs(2)), run).await
+        {
             Ok(result) => result,
-            Err(_) => Err(SqlError::Timeout(millis(deadline))),
+            Err(_) => Err(SqlError::Timeout(millis(limits.timeout))),
         }
     }
 }
 
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Collects rows up to the caps; `decode` turns one row into cells.
+/// A decoder: the cell at a column, given at most `max_len` bytes of text; true when the text was cut.
+pub(crate) type Decode<R> = fn(&R, usize, usize) -> (Value, bool);
+
+/// How a stream of rows ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Drained {
+    /// Every row was read.
+    Complete,
+    /// The caps were reached; rows may remain unread and the connection must not be reused as is.
+    Stopped,
+}
+
+/// Collects rows up to the caps.
 pub(crate) struct Collector<'a> {
     limits: &'a QueryLimits,
     pub(crate) columns: Vec<ResultColumn>,
@@ -214,34 +279,47 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Bytes of the byte cap still free for the cells of the next row.
-    pub(crate) fn room(&self) -> usize {
-        self.limits.max_bytes.saturating_sub(self.bytes)
-    }
-
-    /// Adds a row whose cells were cut to [`Collector::room`] (`cut` when one was); false when the caps are
-    /// reached and reading should stop. The first row is kept even when cut; a later row that does not fit whole
-    /// is left out.
-    pub(crate) fn push(&mut self, cells: Vec<Value>, cut: bool) -> bool {
-        if self.rows.len() >= self.limits.max_rows {
-            self.truncated = true;
-            return false;
+    /// Reads rows from `rows` until they end or a cap is reached. The byte cap covers every cell, the first
+    /// row's included: a cell is never copied beyond what is left of it.
+    pub(crate) async fn drain<R>(
+        &mut self,
+        mut rows: BoxStream<'_, Result<R, sqlx::Error>>,
+        decode: Decode<R>,
+    ) -> Result<Drained, sqlx::Error>
+    where
+        R: sqlx::Row,
+        usize: sqlx::ColumnIndex<R>,
+    {
+        while let Some(row) = rows.try_next().await? {
+            if self.columns.is_empty() {
+                self.columns = columns_of_row(&row);
+            }
+            if self.rows.len() >= self.limits.max_rows {
+                self.truncated = true;
+                return Ok(Drained::Stopped);
+            }
+            let mut cut = false;
+            let mut cells = Vec::with_capacity(row.len());
+            for i in 0..row.len() {
+                let left = self.limits.max_bytes.saturating_sub(self.bytes);
+                let (value, was_cut) = decode(&row, i, left);
+                self.bytes = self
+                    .bytes
+                    .saturating_add(cell_len(&value).saturating_add(1));
+                cut |= was_cut;
+                cells.push(value);
+            }
+            if cut || self.bytes > self.limits.max_bytes {
+                self.truncated = true;
+                // A first row is shown cut rather than not at all.
+                if self.rows.is_empty() {
+                    self.rows.push(cells);
+                }
+                return Ok(Drained::Stopped);
+            }
+            self.rows.push(cells);
         }
-        self.bytes += cells
-            .iter()
-            .map(|c| decode::rendered_len(c) + 1)
-            .sum::<usize>();
-        let over = cut || self.bytes > self.limits.max_bytes;
-        if over && !self.rows.is_empty() {
-            self.truncated = true;
-            return false;
-        }
-        self.rows.push(cells);
-        if over {
-            self.truncated = true;
-            return false;
-        }
-        true
+        Ok(Drained::Complete)
     }
 
     pub(crate) fn finish(self) -> QueryResult {
@@ -253,13 +331,22 @@ impl<'a> Collector<'a> {
     }
 }
 
+/// The bytes a cell takes as text.
+fn cell_len(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Null => 4,
+        other => other.to_string().len(),
+    }
+}
+
 /// The columns of a result's first row. Where the engine gives no column type (SQLite for expressions and for
 /// declared types it does not map, such as NUMERIC), the first value's own type stands in for it.
 pub(crate) fn columns_of_row<R: sqlx::Row>(row: &R) -> Vec<ResultColumn>
 where
     usize: sqlx::ColumnIndex<R>,
 {
-    use sqlx::{Column, TypeInfo, ValueRef};
+    use sqlx::{Column, ValueRef};
     row.columns()
         .iter()
         .enumerate()
@@ -279,6 +366,7 @@ where
         .collect()
 }
 
+/// The columns a prepared statement describes (for results without rows).
 pub(crate) fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
     columns
         .iter()
@@ -346,60 +434,106 @@ impl Bind for Query<'_, sqlx::MySql> {
     }
 }
 
-/// Streams the rows of `$sql` on the connection `$conn` (an expression giving `&mut` connection, evaluated
-/// each time it is used) into `$collector`, stopping at its caps; an empty result gets its column names from the
-/// prepared statement. Evaluates to the stream's `Result<(), sqlx::Error>`.
-macro_rules! collect_rows {
-    ($conn:expr, $sql:expr, $params:expr, $decode:path, $collector:expr) => {{
-        let outcome: Result<(), sqlx::Error> = async {
-            let query = $crate::execute::bind_all!(
-                sqlx::query(sqlx::AssertSqlSafe($sql.to_owned())),
-                $params
-            );
-            let mut rows = query.fetch($conn);
-            while let Some(row) = futures_util::TryStreamExt::try_next(&mut rows).await? {
-                if $collector.columns.is_empty() {
-                    $collector.columns = $crate::execute::columns_of_row(&row);
-                }
-                let (mut room, mut cut) = ($collector.room(), false);
-                let mut cells = Vec::with_capacity(sqlx::Row::len(&row));
-                for i in 0..sqlx::Row::len(&row) {
-                    let (cell, cell_cut) = $decode(&row, i, room);
-                    room = room.saturating_sub($crate::execute::decode::rendered_len(&cell) + 1);
-                    cut |= cell_cut;
-                    cells.push(cell);
-                }
-                if !$collector.push(cells, cut) {
-                    break;
-                }
-            }
-            Ok(())
-        }
-        .await;
-        if $collector.columns.is_empty()
-            && outcome.is_ok()
-            && let Ok(described) = sqlx::Executor::prepare(
-                $conn,
-                sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe($sql.to_owned())),
-            )
-            .await
-        {
-            $collector.columns = $crate::execute::columns_of(sqlx::Statement::columns(&described));
-        }
-        outcome
-    }};
-}
-pub(crate) use collect_rows;
-
+/// What kind of failure an engine error is.
 pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
-    let text = one_line(&e.to_string());
+    match &e {
+        sqlx::Error::Database(db) => {
+            let message = engine_message(db.message());
+            let number = mysql_number(db.as_ref());
+            match classify(db.code().as_deref(), number, &message) {
+                Kind::Input => SqlError::Invalid(message),
+                Kind::Outage => SqlError::Unavailable(message),
+                Kind::Statement => SqlError::Query(message),
+            }
+        }
+        sqlx::Error::Encode(_) => SqlError::Invalid(one_line(&e.to_string())),
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => SqlError::Unavailable(one_line(&e.to_string())),
+        _ => SqlError::Query(engine_message(&one_line(&e.to_string()))),
+    }
+}
+
+enum Kind {
+    /// The statement was wrong (syntax, names, permissions, read-only).
+    Statement,
+    /// A value was wrong (overflow, out of range, bad encoding, bad date).
+    Input,
+    /// The database could not be used (connection lost, shutting down, out of resources).
+    Outage,
+}
+
+/// The MySQL/MariaDB error number of an engine error.
+pub(crate) fn mysql_number(db: &dyn sqlx::error::DatabaseError) -> Option<u16> {
+    db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+        .map(sqlx::mysql::MySqlDatabaseError::number)
+}
+
+/// Sorts an engine error by its SQLSTATE (PostgreSQL and MySQL), its MySQL error number, or its message.
+fn classify(sqlstate: Option<&str>, number: Option<u16>, message: &str) -> Kind {
+    // MySQL/MariaDB numbers for bad values and lost servers whose SQLSTATE is the generic HY000.
+    match number {
+        Some(
+            1264 | 1265 | 1292 | 1365 | 1366 | 1367 | 1406 | 1411 | 1441 | 1690 | 3140 | 3141
+            | 4025 | 4078,
+        ) => {
+            return Kind::Input;
+        }
+        Some(1040 | 1053 | 1205 | 2002 | 2006 | 2013) => return Kind::Outage,
+        _ => {}
+    }
+    // SQLSTATE classes: 22 is a data exception; 08 a connection exception; 53, 57P0x and 58 are resources,
+    // shutdowns and system errors.
+    let code = sqlstate.unwrap_or("");
+    if code.len() == 5 && code.is_ascii() {
+        match code.get(..2) {
+            Some("22") => return Kind::Input,
+            Some("08" | "53" | "58") => return Kind::Outage,
+            Some("57") if code.starts_with("57P0") => return Kind::Outage,
+            _ => {}
+        }
+    }
+    // SQLite: codes are primary result codes; messages tell the kind.
+    let lower = message.to_ascii_lowercase();
+    if [
+        "integer overflow",
+        "too big",
+        "out of range",
+        "datatype mismatch",
+        "invalid utf",
+        "malformed json",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+    {
+        return Kind::Input;
+    }
+    if [
+        "disk i/o error",
+        "unable to open database",
+        "database disk image is malformed",
+        "out of memory",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+    {
+        return Kind::Outage;
+    }
+    Kind::Statement
+}
+
+/// An engine's message without the driver's prefixes: `error returned from database: `, SQLite's
+/// `(code: 1) `, MySQL's `1054 (42S22): `.
+fn engine_message(text: &str) -> String {
+    let text = one_line(text);
     let text = text.trim_start_matches("error returned from database: ");
-    // SQLite messages come as `(code: 1) no such column: x`.
     let text = match text.strip_prefix("(code: ") {
         Some(rest) => rest.split_once(") ").map_or(rest, |(_, m)| m),
         None => text,
     };
-    // MySQL messages come as `1054 (42S22): Unknown column …`.
     let text = match text.split_once("): ") {
         Some((code, m))
             if code
@@ -411,127 +545,19 @@ pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
         }
         _ => text,
     };
-    SqlError::Query(text.to_owned())
+    text.to_owned()
 }
 
-async fn sqlite(
-    pool: &sqlx::SqlitePool,
-    shared: bool,
-    sql: &str,
-    params: &[Param],
-    limits: &QueryLimits,
-) -> Result<QueryResult, SqlError> {
-    let mut conn = pool.acquire().await.map_err(db_error)?;
-    sqlx::query("PRAGMA query_only = ON")
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    let deadline = Instant::now() + limits.timeout;
-    conn.lock_handle()
-        .await
-        .map_err(db_error)?
-        .set_progress_handler(10_000, move || Instant::now() < deadline);
-    let mut collector = Collector::new(limits);
-    let outcome = collect_rows!(&mut *conn, sql, params, decode::sqlite, collector);
-    if shared {
-        // The same connection also writes (an in-memory database): give it back writable.
-        let _ = sqlx::query("PRAGMA query_only = OFF")
-            .execute(&mut *conn)
-            .await;
-    }
-    match outcome {
-        Ok(()) => Ok(collector.finish()),
-        Err(e) if e.to_string().contains("interrupted") => {
-            Err(SqlError::Timeout(millis(limits.timeout)))
-        }
-        Err(e) => Err(db_error(e)),
+/// A SQLite error message, sorted like the others.
+pub(crate) fn sqlite_error(message: String) -> SqlError {
+    match classify(None, None, &message) {
+        Kind::Input => SqlError::Invalid(message),
+        Kind::Outage => SqlError::Unavailable(message),
+        Kind::Statement => SqlError::Query(message),
     }
 }
 
-async fn postgres(
-    pool: &sqlx::PgPool,
-    sql: &str,
-    params: &[Param],
-    limits: &QueryLimits,
-) -> Result<QueryResult, SqlError> {
-    let mut tx = pool.begin().await.map_err(db_error)?;
-    sqlx::query("SET TRANSACTION READ ONLY")
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-    let timeout = format!(
-        "SET LOCAL statement_timeout = {}",
-        millis(limits.timeout).max(1)
-    );
-    sqlx::query(sqlx::AssertSqlSafe(timeout))
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-    let mut collector = Collector::new(limits);
-    let outcome = collect_rows!(&mut *tx, sql, params, decode::postgres, collector);
-    let _ = tx.rollback().await;
-    match outcome {
-        Ok(()) => Ok(collector.finish()),
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("57014") => {
-            Err(SqlError::Timeout(millis(limits.timeout)))
-        }
-        Err(e) => Err(db_error(e)),
-    }
-}
-
-async fn mysql(
-    pool: &sqlx::MySqlPool,
-    mariadb: bool,
-    sql: &str,
-    params: &[Param],
-    limits: &QueryLimits,
-) -> Result<QueryResult, SqlError> {
-    let mut conn = pool.acquire().await.map_err(db_error)?;
-    let (set, reset) = if mariadb {
-        (
-            format!(
-                "SET SESSION max_statement_time = {:.3}",
-                limits.timeout.as_secs_f64()
-            ),
-            "SET SESSION max_statement_time = 0",
-        )
-    } else {
-        (
-            format!(
-                "SET SESSION max_execution_time = {}",
-                millis(limits.timeout)
-            ),
-            "SET SESSION max_execution_time = 0",
-        )
-    };
-    sqlx::query(sqlx::AssertSqlSafe(set))
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    sqlx::query("START TRANSACTION READ ONLY")
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    let mut collector = Collector::new(limits);
-    let outcome = collect_rows!(&mut *conn, sql, params, decode::mysql, collector);
-    let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-    let _ = sqlx::query(sqlx::AssertSqlSafe(reset))
-        .execute(&mut *conn)
-        .await;
-    match outcome {
-        Ok(()) => Ok(collector.finish()),
-        Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("HY000" | "70100"))
-                && e.message().contains("interrupted") =>
-        {
-            Err(SqlError::Timeout(millis(limits.timeout)))
-        }
-        Err(e)
-            if e.to_string().contains("max_statement_time")
-                || e.to_string().contains("maximum statement execution time") =>
-        {
-            Err(SqlError::Timeout(millis(limits.timeout)))
-        }
-        Err(e) => Err(db_error(e)),
-    }
+/// SQL text for sqlx, which wants to be told it was checked.
+pub(crate) fn sql_str(sql: &str) -> sqlx::SqlStr {
+    sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(sql.to_owned()))
 }

@@ -19,7 +19,7 @@ use walker::Walker;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{ObjectName, ObjectNamePart, Statement, Visit};
+use sqlparser::ast::{ObjectName, ObjectNamePart, Visit};
 use sqlparser::parser::Parser;
 
 use crate::dialect::Dialect;
@@ -127,12 +127,6 @@ impl Guard {
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         self.dialect
-    }
-
-    /// Parses the SQL (exactly one statement) for callers that go on to rewrite it.
-    pub(crate) fn parse_one(&self, sql: &str) -> Option<Statement> {
-        let mut statements = Parser::parse_sql(self.dialect.parser().as_ref(), sql).ok()?;
-        (statements.len() == 1).then(|| statements.remove(0))
     }
 
     /// The verdict on a SQL text.

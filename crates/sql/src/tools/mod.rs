@@ -128,10 +128,13 @@ pub(crate) fn table_output(result: &QueryResult, preface: &str) -> steward_core:
 /// A database error as a tool error the model can act on.
 pub(crate) fn tool_error(error: SqlError) -> ToolError {
     match error {
-        SqlError::Connect(m) | SqlError::Catalog(m) => {
+        SqlError::Connect(m) | SqlError::Catalog(m) | SqlError::Unavailable(m) => {
             ToolError::new("The database could not be reached or read; tell the user the data is unavailable right now.")
                 .with_diagnostic(m)
         }
+        SqlError::Invalid(m) => ToolError::new(format!(
+            "The database rejected a value: {m}. Fix that value (its type, range or characters) and try again."
+        )),
         other => ToolError::new(other.to_string()),
     }
 }

@@ -46,7 +46,9 @@ pub fn shared_data() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    skip("the reference data (testdata/ in the repository) is absent; set STEWARD_SHARED_DATA to its folder");
+    skip(
+        "the reference data (testdata/ in the repository) is absent; set STEWARD_SHARED_DATA to its folder",
+    );
     None
 }
 

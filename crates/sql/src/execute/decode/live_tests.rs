@@ -149,7 +149,10 @@ async fn postgres_values_through_text_and_binary() {
         ),
         same("'{\"a\": {\"b\": true}}'::jsonb", json!({"a": {"b": true}})),
         same("'null'::jsonb", json!("null")),
-        same("'{\"a\": 1, \"a\": 2}'::json", json!("{\"a\": 1, \"a\": 2}")),
+        same(
+            "'{\"a\": 1, \"a\": 2}'::json",
+            json!("{\"a\": 1, \"a\": 2}"),
+        ),
         same("'{\"a\": 1, \"a\": 2}'::jsonb", json!({"a": 2})),
         same("'\"text\"'::json", json!("\"text\"")),
         same("'[1, 2.5]'::jsonb", json!([1, 2.5])),

@@ -1,0 +1,118 @@
+//! MySQL and MariaDB: a read-only transaction on a read-only session with the engine's statement time limit;
+//! SQL without parameters is first prepared (the server refuses to prepare more than one statement) and then
+//! runs, the same text, through `COM_QUERY`, so every value comes back as text exactly as the `mariadb` client
+//! prints it. SQL with bound parameters runs as a prepared statement.
+
+use sqlx::{AssertSqlSafe, MySql, MySqlPool};
+
+use super::{
+    Collector, Drained, Lease, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error,
+    decode, millis, mysql_number, sql_str,
+};
+use crate::error::SqlError;
+
+/// Error numbers of a statement stopped by its time limit (MariaDB, MySQL) or interrupted.
+const TIMED_OUT: &[u16] = &[1969, 3024, 1317];
+/// "This command is not supported in the prepared statement protocol yet".
+const NOT_PREPARABLE: u16 = 1295;
+
+pub(super) async fn run(
+    pool: &MySqlPool,
+    mariadb: bool,
+    sql: &str,
+    params: &[Param],
+    limits: &QueryLimits,
+) -> Result<QueryResult, SqlError> {
+    let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
+    let limit = if mariadb {
+        format!(
+            "SET SESSION max_statement_time = {:.3}",
+            limits.timeout.as_secs_f64()
+        )
+    } else {
+        format!(
+            "SET SESSION max_execution_time = {}",
+            millis(limits.timeout).max(1)
+        )
+    };
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "{limit}; START TRANSACTION READ ONLY"
+    )))
+    .execute(&mut *lease)
+    .await
+    .map_err(db_error)?;
+    let mut collector = Collector::new(limits);
+    let drained = if params.is_empty() {
+        let statement = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
+            Ok(statement) => statement,
+            Err(e) => {
+                end(lease, mariadb).await;
+                return Err(error(e, limits));
+            }
+        };
+        let described = columns_of(sqlx::Statement::columns(&statement));
+        let drained = collector
+            .drain(
+                sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
+                decode::mysql,
+            )
+            .await;
+        if collector.columns.is_empty() {
+            collector.columns = described;
+        }
+        drained
+    } else {
+        let query = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_owned())), params);
+        let drained = collector
+            .drain(query.fetch(&mut *lease), decode::mysql)
+            .await;
+        if collector.columns.is_empty()
+            && drained.is_ok()
+            && let Ok(statement) = sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await
+        {
+            collector.columns = columns_of(sqlx::Statement::columns(&statement));
+        }
+        drained
+    };
+    match drained {
+        Ok(Drained::Complete) => {
+            end(lease, mariadb).await;
+            Ok(collector.finish())
+        }
+        // Rows may still be on their way: the connection is closed rather than drained.
+        Ok(Drained::Stopped) => Ok(collector.finish()),
+        Err(e) => {
+            end(lease, mariadb).await;
+            Err(error(e, limits))
+        }
+    }
+}
+
+/// Ends the transaction, lifts the time limit and gives the connection back; if that fails, the connection
+/// is closed.
+async fn end(mut lease: Lease<MySql>, mariadb: bool) {
+    let reset = if mariadb {
+        "ROLLBACK; SET SESSION max_statement_time = DEFAULT"
+    } else {
+        "ROLLBACK; SET SESSION max_execution_time = DEFAULT"
+    };
+    if sqlx::raw_sql(reset).execute(&mut *lease).await.is_ok() {
+        lease.release();
+    }
+}
+
+fn error(e: sqlx::Error, limits: &QueryLimits) -> SqlError {
+    if let sqlx::Error::Database(db) = &e {
+        let number = mysql_number(db.as_ref());
+        if number.is_some_and(|n| TIMED_OUT.contains(&n)) {
+            return SqlError::Timeout(millis(limits.timeout));
+        }
+        if number == Some(NOT_PREPARABLE) {
+            return SqlError::Refused(
+                "The server cannot check this statement with its own parser; write it as a plain SELECT."
+                    .to_owned(),
+            );
+        }
+    }
+    db_error(e)
+}

@@ -1,0 +1,106 @@
+//! PostgreSQL: a read-only transaction with `statement_timeout` on a read-only session; SQL without
+//! parameters is first prepared (a prepared statement holds exactly one statement: PostgreSQL refuses more)
+//! and then runs, the same text, through the simple query protocol, so every value comes back as text exactly
+//! as `psql` prints it. SQL with bound parameters runs as a prepared statement.
+
+use sqlx::{AssertSqlSafe, PgPool, Postgres};
+
+use super::{
+    Collector, Drained, Lease, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error,
+    decode, millis, sql_str,
+};
+use crate::error::SqlError;
+
+/// SQLSTATE of a statement cancelled by `statement_timeout`.
+const CANCELED: &str = "57014";
+
+pub(super) async fn run(
+    pool: &PgPool,
+    sql: &str,
+    params: &[Param],
+    limits: &QueryLimits,
+) -> Result<QueryResult, SqlError> {
+    let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
+    let begin = format!(
+        "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}",
+        millis(limits.timeout).max(1)
+    );
+    sqlx::raw_sql(AssertSqlSafe(begin))
+        .execute(&mut *lease)
+        .await
+        .map_err(db_error)?;
+    let mut collector = Collector::new(limits);
+    let drained = if params.is_empty() {
+        let statement = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
+            Ok(statement) => statement,
+            Err(e) => {
+                end(lease).await;
+                return Err(error(e, limits));
+            }
+        };
+        collector.columns = columns_of(sqlx::Statement::columns(&statement));
+        let described = std::mem::take(&mut collector.columns);
+        let drained = collector
+            .drain(
+                sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
+                decode::postgres,
+            )
+            .await;
+        if collector.columns.is_empty() {
+            collector.columns = described;
+        }
+        drained
+    } else {
+        let query = bind_all!(
+            sqlx::query::<Postgres>(AssertSqlSafe(sql.to_owned())),
+            params
+        );
+        let drained = collector
+            .drain(query.fetch(&mut *lease), decode::postgres)
+            .await;
+        if collector.columns.is_empty()
+            && drained.is_ok()
+            && let Ok(statement) = sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await
+        {
+            collector.columns = columns_of(sqlx::Statement::columns(&statement));
+        }
+        drained
+    };
+    match drained {
+        Ok(Drained::Complete) => {
+            end(lease).await;
+            Ok(collector.finish())
+        }
+        // Rows may still be on their way: the connection is closed rather than drained.
+        Ok(Drained::Stopped) => Ok(collector.finish()),
+        Err(e) => {
+            end(lease).await;
+            Err(error(e, limits))
+        }
+    }
+}
+
+/// Ends the transaction and gives the connection back; if that fails, the connection is closed.
+async fn end(mut lease: Lease<Postgres>) {
+    if sqlx::raw_sql("ROLLBACK").execute(&mut *lease).await.is_ok() {
+        lease.release();
+    }
+}
+
+fn error(e: sqlx::Error, limits: &QueryLimits) -> SqlError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.code().as_deref() == Some(CANCELED) {
+            return SqlError::Timeout(millis(limits.timeout));
+        }
+        if db
+            .message()
+            .contains("cannot insert multiple commands into a prepared statement")
+        {
+            return SqlError::Refused(
+                "PostgreSQL reads more than one statement here; send exactly one statement."
+                    .to_owned(),
+            );
+        }
+    }
+    db_error(e)
+}
