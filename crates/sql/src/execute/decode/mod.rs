@@ -142,8 +142,6 @@ pub(crate) fn text(s: &str, max: usize) -> (Value, bool) {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
 /// Appends `bytes` as lowercase hex digits, as many whole bytes as fit.
 pub(crate) fn push_hex(out: &mut Out, bytes: &[u8]) {
     let head = bytes.get(..out.room() / 2).unwrap_or(bytes);
@@ -151,8 +149,9 @@ pub(crate) fn push_hex(out: &mut Out, bytes: &[u8]) {
     for block in head.chunks(2048) {
         chunk.clear();
         for b in block {
-            chunk.push(char::from(HEX[usize::from(b >> 4)]));
-            chunk.push(char::from(HEX[usize::from(b & 0x0f)]));
+            for nibble in [b >> 4, b & 0x0f] {
+                chunk.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+            }
         }
         out.push_str(&chunk);
     }

@@ -191,12 +191,14 @@ pub(super) fn array(
         }
         out.push('=');
     }
-    let total: usize = dims.iter().map(|(len, _)| *len).product();
+    let total = dims
+        .iter()
+        .try_fold(1usize, |acc, (len, _)| acc.checked_mul(*len))?;
     // Open the braces of every dimension that starts at element k, write it, close those that end there.
     let mut sizes = Vec::with_capacity(dims.len());
-    let mut size = 1;
+    let mut size: usize = 1;
     for (len, _) in dims.iter().rev() {
-        size *= *len;
+        size = size.checked_mul(*len)?;
         sizes.push(size);
     }
     sizes.reverse();
