@@ -1,6 +1,7 @@
 //! Which database and which agent a command runs: `--db` (or `STEWARD_DB`, or the demo database when it exists)
 //! and `--agent` (the router `assistant` on the demo database, the `analyst` on any other).
 
+use crate::out::note;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -102,7 +103,7 @@ impl Business {
             bail!(
                 "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
                  use --agent analyst for questions over this database, or run `steward demo`",
-                self.url
+                steward_core::redact_url(&self.url)
             );
         }
         Ok(domain.agent(name, model, observer, question, limits)?)
@@ -159,7 +160,7 @@ impl Session {
             model.limits(),
         )?;
         if business.domain.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!(
+            note!(
                 "{}",
                 crate::style::Style::stderr()
                     .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")

@@ -1,6 +1,6 @@
 //! `steward ask`: one question, one answer.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::io::Read;
 
 use anyhow::Context as _;
@@ -78,7 +78,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
     } else {
         match &outcome {
             Outcome::Answered { answer } => say!("{answer}"),
-            other => eprintln!("{} {other}", crate::style::Style::stderr().error("error:")),
+            other => note!("{} {other}", crate::style::Style::stderr().error("error:")),
         }
     }
     Ok(exit::for_outcome(&outcome))

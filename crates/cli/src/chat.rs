@@ -1,6 +1,6 @@
 //! `steward chat`: a conversation in the terminal, with line editing and history.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -40,7 +40,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         model_name,
     } = runtime.block_on(Session::open(&args.agents, &args.model, args.trace, None))?;
     let style = Style::stderr();
-    eprintln!(
+    note!(
         "{} {}",
         style.bold("steward chat"),
         style.dim(&format!(
@@ -59,7 +59,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         let line = match editor.readline("› ") {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => {
-                eprintln!("{}", style.dim("(Ctrl-D or /exit to leave)"));
+                note!("{}", style.dim("(Ctrl-D or /exit to leave)"));
                 continue;
             }
             Err(ReadlineError::Eof) => break,
@@ -73,21 +73,21 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         match input {
             "/exit" | "/quit" => break,
             "/help" => {
-                eprintln!("{HELP}");
+                note!("{HELP}");
                 continue;
             }
             "/reset" => {
                 conversation = None;
-                eprintln!("{}", style.dim("(new conversation)"));
+                note!("{}", style.dim("(new conversation)"));
                 continue;
             }
             "/trace on" | "/trace off" => {
                 trace.set_enabled(input == "/trace on");
-                eprintln!("{}", style.dim(&format!("(trace {})", &input[7..])));
+                note!("{}", style.dim(&format!("(trace {})", &input[7..])));
                 continue;
             }
             command if command.starts_with('/') => {
-                eprintln!(
+                note!(
                     "{} unknown command `{command}`\n{HELP}",
                     style.error("error:")
                 );
@@ -98,7 +98,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         let run = match conversation.as_mut() {
             Some(run) => {
                 if let Err(e) = run.follow_up(input) {
-                    eprintln!("{} {e}", style.error("error:"));
+                    note!("{} {e}", style.error("error:"));
                     continue;
                 }
                 run
@@ -107,8 +107,12 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         };
         match runtime.block_on(session::drive(&runner, run)) {
             Outcome::Answered { answer } => say!("{answer}"),
-            Outcome::Cancelled => eprintln!("{}", style.dim("(cancelled)")),
-            other => eprintln!("{} {other}", style.error("error:")),
+            Outcome::Cancelled => note!("{}", style.dim("(cancelled)")),
+            other => note!("{} {other}", style.error("error:")),
+        }
+        if crate::out::stdout_closed() {
+            // No one reads the answers any more.
+            break;
         }
     }
     if let Some(path) = &history {

@@ -1,7 +1,7 @@
 //! `steward demo`: creates (or keeps) the demo database, says what to ask, and opens chat when a model is
 //! configured.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use steward_sql::{Database, IntrospectOptions};
 use crate::agents::{AgentArgs, demo_path};
 use crate::chat::ChatArgs;
 use crate::exit;
-use crate::setup::{ModelArgs, clock};
+use crate::setup::{ModelArgs, bounded, clock};
 use crate::style::Style;
 
 /// Arguments of `steward demo`.
@@ -24,12 +24,24 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
 
-    /// Orders in thousands: 1 gives about 1,000 orders, 1000 about a million.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    /// Orders in thousands: 1 gives about 1,000 orders, 1000 about a million (1 to 10000).
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 1, 10_000>
+    )]
     scale: u64,
 
-    /// The random seed (the same seed and day give the same data).
-    #[arg(long, default_value_t = 42)]
+    /// The random seed; the same seed and day give the same data (0 to 18446744073709551615).
+    #[arg(
+        long,
+        default_value_t = 42,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 0, { u64::MAX }>
+    )]
     seed: u64,
 
     /// Rebuild it even if it exists (its data is replaced).
@@ -44,7 +56,10 @@ pub(crate) struct DemoArgs {
 pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let style = Style::stderr();
     let (url, shown) = match &args.db {
-        Some(db) if db.contains("://") || db.starts_with("sqlite:") => (db.clone(), db.clone()),
+        // What is shown never holds the URL's password or keys.
+        Some(db) if db.contains("://") || db.starts_with("sqlite:") => {
+            (db.clone(), steward_core::redact_url(db))
+        }
         Some(path) => (format!("sqlite://{path}?mode=rwc"), path.clone()),
         None => {
             let path = demo_path();
@@ -72,7 +87,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         let existing = demo::existing_tables(&*db.refresh_catalog(&structure).await?);
         let complete = existing.len() == demo::TABLES.len();
         if complete && !args.force {
-            eprintln!("{}", style.dim(&format!("The demo database is already at {shown}; --force rebuilds it.")));
+            note!("{}", style.dim(&format!("The demo database is already at {shown}; --force rebuilds it.")));
         } else {
             if !existing.is_empty() && !complete && !args.force {
                 bail!(
@@ -94,6 +109,10 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
     say!("Things to ask (steward ask{db_flag} \"…\", or in steward chat{db_flag}):");
     for (i, q) in suggestions(&in_transit).iter().enumerate() {
         say!("  {}. {q}", i + 1);
+    }
+    if crate::out::stdout_closed() {
+        // `steward demo | head -3`: no one would read a chat's answers.
+        return Ok(exit::OK);
     }
     let model = runtime.block_on(args.model.connect());
     match model {
@@ -181,7 +200,7 @@ async fn generate(db: &Database, config: DemoConfig, shown: &str) -> anyhow::Res
         .iter()
         .map(|(t, n)| format!("{n} {t}"))
         .collect();
-    eprintln!(
+    note!(
         "{}",
         Style::stderr().good(&format!(
             "Created the demo database at {shown} in {:.1} s: {}.",

@@ -17,6 +17,8 @@ mod trace;
 
 use std::process::ExitCode;
 
+use crate::out::note;
+
 use clap::{Parser, Subcommand};
 
 /// Steward runs LLM agents that act reliably on business data: they record expenses, answer questions
@@ -55,7 +57,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: could not start the async runtime: {e}");
+            note!("error: could not start the async runtime: {e}");
             return ExitCode::from(exit::USAGE);
         }
     };
@@ -67,11 +69,20 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &runtime),
         Command::Tools(command) => runtime.block_on(tools::run(command)),
     };
-    match result {
-        Ok(code) => ExitCode::from(code),
+    let code = match result {
+        Ok(code) => code,
         Err(error) => {
-            eprintln!("{} {error:#}", style::Style::stderr().error("error:"));
-            ExitCode::from(exit::code_for(&error))
+            note!("{} {error:#}", style::Style::stderr().error("error:"));
+            exit::code_for(&error)
         }
+    };
+    // A reader that went away is not an error (`steward … | head`); a disk that is full is.
+    if let Some(failure) = out::failure() {
+        note!(
+            "{} cannot write the output: {failure}",
+            style::Style::stderr().error("error:")
+        );
+        return ExitCode::from(exit::USAGE);
     }
+    ExitCode::from(code)
 }

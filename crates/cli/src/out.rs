@@ -1,18 +1,69 @@
-//! Writing to standard output without panicking when the reader has gone (`steward … | head`).
+//! Writing to standard output and standard error without ever panicking (`println!` and `eprintln!` panic when
+//! the reader has gone: `steward … | head -1`, `steward ask … 2>&1 | head -1`).
+//!
+//! When standard output is closed, what would have been written is dropped and the command goes on to end with
+//! the exit code it would have had (as `grep … | head` does); any other write error is reported once, at the
+//! end, by [`failure`]. Standard error is best effort: once a write to it fails, nothing more is written there.
 
 use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Writes one line to standard output; if the reader has closed the pipe, exits quietly as other command-line
-/// tools do.
+/// Set once a write to standard output failed: nothing more is written there.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Set once a write to standard error failed.
+static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+/// The first write error on standard output that was not a closed pipe.
+static STDOUT_ERROR: Mutex<Option<String>> = Mutex::new(None);
+
+/// Writes one line to standard output; once the reader has gone, does nothing.
 pub(crate) fn line(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let mut error = STDOUT_ERROR
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            error.get_or_insert_with(|| e.to_string());
         }
-        eprintln!("error: cannot write the output: {e}");
-        std::process::exit(i32::from(crate::exit::USAGE));
     }
+}
+
+/// True once standard output can no longer be written (its reader has gone).
+pub(crate) fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Why standard output could not be written, when that was not simply a closed pipe (a full disk, …).
+pub(crate) fn failure() -> Option<String> {
+    STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+/// Writes text as it is to standard error (no newline added), flushed; never fails, never panics.
+pub(crate) fn err_text(text: &str) {
+    if STDERR_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err
+        .write_all(text.as_bytes())
+        .and_then(|()| err.flush())
+        .is_err()
+    {
+        STDERR_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes one line to standard error; never fails, never panics.
+pub(crate) fn err_line(text: &str) {
+    err_text(&format!("{text}\n"));
 }
 
 /// `println!` that survives a closed pipe.
@@ -25,6 +76,17 @@ macro_rules! say {
     };
 }
 pub(crate) use say;
+
+/// `eprintln!` that survives a closed pipe.
+macro_rules! note {
+    () => {
+        $crate::out::err_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::out::err_line(&format!($($arg)*))
+    };
+}
+pub(crate) use note;
 
 /// Writes text as it is (it ends with its own newline) to standard output, surviving a closed pipe.
 pub(crate) fn text(text: &str) {

@@ -1,6 +1,6 @@
 //! `steward schema`: the schema context a model would get, for the whole database or for a question.
 
-use crate::out::say;
+use crate::out::{note, say};
 use clap::Args;
 use steward_sql::schema_context;
 
@@ -17,8 +17,14 @@ pub(crate) struct SchemaArgs {
     #[arg(long, value_name = "Q")]
     question: Option<String>,
 
-    /// Most tokens of context.
-    #[arg(long, default_value_t = 1000, value_name = "TOKENS")]
+    /// Most tokens of context (1 to 1000000).
+    #[arg(
+        long,
+        default_value_t = 1000,
+        value_name = "TOKENS",
+        allow_negative_numbers = true,
+        value_parser = crate::setup::bounded::<usize, 1, 1_000_000>
+    )]
     budget: usize,
 
     /// Print {"tables": [...], "tokens": N, "text": "..."}.
@@ -34,7 +40,7 @@ pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
         say!("{}", serde_json::to_string_pretty(&context)?);
     } else {
         crate::out::text(&context.text);
-        eprintln!(
+        note!(
             "{}",
             crate::style::Style::stderr().dim(&format!(
                 "-- {} of {} tables, ~{} tokens",

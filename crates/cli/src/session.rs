@@ -1,6 +1,7 @@
 //! Driving a run to its end from a terminal: approvals asked at the terminal, Ctrl-C cancels.
 
-use std::io::{BufRead, IsTerminal, Write};
+use crate::out::note;
+use std::io::{BufRead, IsTerminal};
 
 use steward_core::{Approval, ApprovalRequest, Outcome, Run, RunStatus, Runner};
 
@@ -38,7 +39,7 @@ pub(crate) async fn drive(runner: &Runner, run: &mut Run) -> Outcome {
                 return Outcome::Cancelled;
             };
             if let Err(e) = runner.decide(run, &call_id, approval) {
-                eprintln!("{} {e}", Style::stderr().error("error:"));
+                note!("{} {e}", Style::stderr().error("error:"));
             }
         }
     }
@@ -56,13 +57,12 @@ fn ask(request: &ApprovalRequest) -> Option<Approval> {
         });
     }
     let style = Style::stderr();
-    eprint!(
+    crate::out::err_text(&format!(
         "{} {} {} [y/N] ",
         style.warn("Allow"),
         style.bold(&request.call.name),
         request.call.arguments
-    );
-    let _ = std::io::stderr().flush();
+    ));
     let mut line = String::new();
     match std::io::stdin().lock().read_line(&mut line) {
         Ok(0) | Err(_) => None,

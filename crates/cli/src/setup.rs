@@ -1,5 +1,6 @@
 //! The flags every agent command shares: which model, how to drive it, limits, recording and prices.
 
+use crate::out::note;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,16 +46,33 @@ pub(crate) struct ModelArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) record: Option<PathBuf>,
 
-    /// Most model calls per question.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    /// Most model calls per question (1 to 10000).
+    #[arg(
+        long,
+        default_value_t = 20,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u32, 1, MAX_STEPS>
+    )]
     pub(crate) max_steps: u32,
 
-    /// Most tokens per question (input plus output).
-    #[arg(long, value_name = "N")]
+    /// Most tokens per question, input plus output (1 to 1000000000).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 1, MAX_TOKENS>
+    )]
     pub(crate) max_tokens: Option<u64>,
 
-    /// Most seconds per question.
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    /// Most seconds per question (1 to 86400, a day).
+    #[arg(
+        long,
+        default_value_t = 600,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 1, MAX_TIME_LIMIT>
+    )]
     pub(crate) time_limit: u64,
 
     /// Model prices as JSON, {"model": {"input": 0.15, "output": 0.6}} in USD per million tokens, added to or
@@ -68,13 +86,32 @@ pub(crate) struct ModelArgs {
     pub(crate) prices: Option<PathBuf>,
 }
 
+/// The most model calls `--max-steps` allows.
+const MAX_STEPS: u64 = 10_000;
+/// The most tokens `--max-tokens` allows.
+const MAX_TOKENS: u64 = 1_000_000_000;
+/// The most seconds `--time-limit` allows: a day.
+const MAX_TIME_LIMIT: u64 = 24 * 60 * 60;
+
+/// A clap value parser for a whole number from `MIN` to `MAX` (as `T`): anything else, including numbers too
+/// large for `T`, is a usage error that names the allowed range.
+pub(crate) fn bounded<T: TryFrom<u64>, const MIN: u64, const MAX: u64>(
+    text: &str,
+) -> Result<T, String> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|n| (MIN..=MAX).contains(n))
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| format!("expected a whole number from {MIN} to {MAX}"))
+}
+
 impl ModelArgs {
-    /// The run limits.
+    /// The run limits (each already within its range: see [`bounded`]).
     pub(crate) fn limits(&self) -> Limits {
         Limits {
-            max_steps: self.max_steps.max(1),
+            max_steps: self.max_steps,
             max_tokens: self.max_tokens,
-            time_limit: Some(Duration::from_secs(self.time_limit.max(1))),
+            time_limit: Some(Duration::from_secs(self.time_limit)),
         }
     }
 
@@ -97,7 +134,7 @@ impl ModelArgs {
     pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
         let style = Style::stderr();
         let on_retry = Arc::new(move |n: &RetryNotice| {
-            eprintln!(
+            note!(
                 "{}",
                 style.warn(&format!(
                     "  retrying {} in {:.1} s (attempt {}): {}",

@@ -1,6 +1,6 @@
 //! `steward sql check` and `steward sql run`.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::io::Read;
 use std::time::Duration;
 
@@ -9,6 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError, cell_text};
 
+use crate::setup::bounded;
 use crate::style::Style;
 use crate::{db, exit};
 
@@ -50,12 +51,24 @@ pub(crate) struct RunArgs {
     #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
     db: String,
 
-    /// Most rows returned.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// Most rows returned (1 to 1000000).
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = bounded::<usize, 1, { steward_sql::MAX_ROWS as u64 }>
+    )]
     max_rows: usize,
 
-    /// Most seconds the query may run.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    /// Most seconds the query may run (1 to 86400, a day).
+    #[arg(
+        long,
+        default_value_t = 30,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        value_parser = bounded::<u64, 1, { steward_sql::MAX_TIMEOUT.as_secs() }>
+    )]
     timeout: u64,
 
     /// Print {"columns", "rows", "truncated"}.
@@ -139,9 +152,10 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let (db, _) = db::open(&args.db).await?;
     let guard = Guard::new(db.dialect());
+    // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
     let limits = QueryLimits {
-        max_rows: args.max_rows.max(1),
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        max_rows: args.max_rows,
+        timeout: Duration::from_secs(args.timeout),
         ..QueryLimits::default()
     };
     let bar = db::spinner("running the query");
@@ -172,7 +186,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
                     serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
                 );
             }
-            eprintln!("{} {error}", Style::stderr().error("error:"));
+            note!("{} {error}", Style::stderr().error("error:"));
             Ok(REFUSED)
         }
         Err(other) => Err(other.into()),
@@ -239,14 +253,14 @@ fn print_table(result: &QueryResult) {
     let n = result.rows.len();
     let style = Style::stderr();
     if result.truncated {
-        eprintln!(
+        note!(
             "{}",
             style.warn(&format!(
                 "({n} rows shown; more exist: raise --max-rows or narrow the query)"
             ))
         );
     } else {
-        eprintln!(
+        note!(
             "{}",
             style.dim(&format!("({n} row{})", if n == 1 { "" } else { "s" }))
         );

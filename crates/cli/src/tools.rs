@@ -1,7 +1,7 @@
 //! `steward tools list` and `steward tools call`: the tools as the model sees them, and one call exactly as the
 //! model would make it (same validation, same observation), without a model.
 
-use crate::out::say;
+use crate::out::{note, say};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -221,7 +221,7 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                 say!("{message}");
             }
             if let Some(d) = diagnostic {
-                eprintln!("{} {d}", style.warn("diagnostic:"));
+                note!("{} {d}", style.warn("diagnostic:"));
             }
             Ok(1)
         }

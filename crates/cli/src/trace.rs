@@ -126,8 +126,8 @@ impl Trace {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match slot.as_ref() {
-            Some(bar) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.suspend(|| crate::out::err_line(&text)),
+            None => crate::out::err_line(&text),
         }
     }
 

@@ -198,7 +198,7 @@ fn tools_call_validates_like_the_model_and_writes_once_per_call_id() {
         json["content"].as_str().unwrap().ends_with("gross 6.00."),
         "{json}"
     );
-    assert_eq!(json["data"]["value"]["gross_amount"], 6.0);
+    assert_eq!(json["data"]["value"]["gross_amount"], "6.00");
     let again = steward(
         &[
             "tools",

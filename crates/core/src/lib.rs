@@ -54,6 +54,7 @@ mod message;
 mod model;
 mod outcome;
 mod policy;
+pub mod redact;
 mod run;
 mod runner;
 pub mod schema;
@@ -76,6 +77,7 @@ pub use model::{
 };
 pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};
+pub use redact::redact_url;
 pub use run::{ApprovalRequest, FINAL_ANSWER, Invocation, Limits, Run, Step, Verdict};
 pub use runner::{RunStatus, Runner};
 pub use schema::{SchemaStyle, schema_for};

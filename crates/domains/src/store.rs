@@ -170,12 +170,21 @@ async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>,
     Ok(Some(output))
 }
 
-/// A database failure as a tool error: the model is told the data is unavailable, the operator gets why.
+/// A database failure as a tool error. The model is told whose fault it was — a value the database rejected
+/// (fix it and retry), a conflict with existing data, or an outage (the action did not happen) — and the
+/// operator gets the engine's own words.
 pub(crate) fn unavailable(error: SqlError) -> ToolError {
     match error {
         SqlError::Constraint(m) => {
             ToolError::new(format!("The change conflicts with existing data: {m}."))
         }
+        SqlError::Invalid(m) => ToolError::new(format!(
+            "The database rejected a value: {m}. Nothing was changed; correct that value and try again."
+        )),
+        SqlError::Query(m) => ToolError::new(
+            "The database refused Steward's statement, so the action did not happen; tell the user.",
+        )
+        .with_diagnostic(m),
         other => ToolError::new(
             "The database could not be used just now; tell the user the action did not happen.",
         )

@@ -321,3 +321,29 @@ async fn an_unreadable_cell_is_an_error_naming_its_column_on_every_engine() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_value_the_database_rejects_is_the_input_s_fault_not_an_outage() {
+    for (engine, db) in all_demos().await {
+        if engine != "postgres" {
+            // SQLite and MariaDB store a NUL character in text; PostgreSQL refuses it.
+            continue;
+        }
+        let tools = toolbox(db.clone()).await;
+        let before = count(&db, "SELECT COUNT(*) FROM expenses").await;
+        let err = call(
+            &tools,
+            "r-nul",
+            "add_expense",
+            json!({"description": "Coffee\u{0}beans", "net_amount": 5, "tax_rate": 0.2, "date": "2026-11-21"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains("The database rejected a value"),
+            "{engine}: {err}"
+        );
+        assert!(!err.contains("just now"), "{engine}: {err}");
+        assert_eq!(count(&db, "SELECT COUNT(*) FROM expenses").await, before);
+    }
+}

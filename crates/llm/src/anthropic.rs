@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
+use steward_core::redact::{redact_url, url_secrets};
 use steward_core::{
     Capabilities, Message, Model, ModelError, ModelRequest, ModelResponse, StreamDelta, ToolCall,
     ToolChoice, Usage,
@@ -18,7 +19,7 @@ const API_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// Settings of an Anthropic model.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AnthropicConfig {
     /// The model name, like `claude-sonnet-4-5`.
     pub model: String,
@@ -28,6 +29,17 @@ pub struct AnthropicConfig {
     pub base_url: String,
     /// Timeouts, retries.
     pub http: HttpOptions,
+}
+
+impl std::fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("base_url", &redact_url(&self.base_url))
+            .field("http", &self.http)
+            .finish()
+    }
 }
 
 impl AnthropicConfig {
@@ -55,7 +67,7 @@ impl std::fmt::Debug for AnthropicModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnthropicModel")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
@@ -76,12 +88,20 @@ impl AnthropicModel {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
+        // A query string in the base URL (for a gateway that takes a key there) stays at the end.
+        let url = match config.base_url.split_once('?') {
+            Some((base, query)) => format!("{}/v1/messages?{query}", base.trim_end_matches('/')),
+            None => format!("{}/v1/messages", config.base_url.trim_end_matches('/')),
+        };
+        // Credentials in the URL itself (`https://user:pass@host?key=…`) are secrets too.
+        let mut secrets = vec![config.key];
+        secrets.extend(url_secrets(&url).into_iter().map(Secret::new));
         Ok(Self {
             name: format!("anthropic:{}", config.model),
-            url: format!("{}/v1/messages", config.base_url.trim_end_matches('/')),
+            url,
             model: config.model,
             headers,
-            http: Http::new("anthropic", config.http, vec![config.key])?,
+            http: Http::new("anthropic", config.http, secrets)?,
         })
     }
 }
@@ -108,7 +128,7 @@ impl Model for AnthropicModel {
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             self.http.invalid(format!(
                 "the body is not a message ({e}): {}",
-                cut(&String::from_utf8_lossy(&bytes), 300)
+                self.http.quote(&String::from_utf8_lossy(&bytes), 300)
             ))
         })?;
         response_from(&value).map_err(|m| self.http.invalid(m))
@@ -132,7 +152,7 @@ impl Model for AnthropicModel {
                 let data: Value = serde_json::from_str(&event.data).map_err(|e| {
                     self.http.invalid(format!(
                         "a stream event is not JSON ({e}): {}",
-                        cut(&event.data, 300)
+                        self.http.quote(&event.data, 300)
                     ))
                 })?;
                 if acc

@@ -10,6 +10,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use serde_json::Value;
 use steward_core::ModelError;
+use steward_core::redact::{redact_secrets, redact_urls};
 
 /// A secret (API key, token) that never shows in `Debug`, logs or errors.
 #[derive(Clone, PartialEq, Eq)]
@@ -324,7 +325,7 @@ impl Http {
         } else {
             message
         };
-        self.redact(&cut(&message, MAX_ERROR_TEXT))
+        self.quote(&message, MAX_ERROR_TEXT)
     }
 
     fn describe(&self, error: &reqwest::Error) -> String {
@@ -344,13 +345,17 @@ impl Http {
         self.redact(&text)
     }
 
-    /// Removes every secret from a text.
+    /// Removes every secret from a text: the keys and URL credentials this client knows, and passwords and
+    /// keys in any URL quoted in it.
     pub(crate) fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in &self.secrets {
-            out = out.replace(secret.expose(), "[redacted]");
-        }
-        out
+        let secrets: Vec<&str> = self.secrets.iter().map(Secret::expose).collect();
+        redact_urls(&redact_secrets(text, &secrets))
+    }
+
+    /// A text to quote in an error, at most `max` characters: redacted first, then cut, so that no piece of a
+    /// secret survives the cut.
+    pub(crate) fn quote(&self, text: &str, max: usize) -> String {
+        cut(&self.redact(text), max)
     }
 }
 
@@ -405,7 +410,8 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     }
     let value = text("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        // A number too large for a Duration is as good as "never": the caller refuses delays over its maximum.
+        return (secs >= 0.0).then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX));
     }
     let when = httpdate::parse_http_date(&value).ok()?;
     Some(
@@ -420,7 +426,8 @@ fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
         .saturating_mul(2u32.saturating_pow(attempt.min(16)));
     let capped = exp.min(policy.max_delay);
     // Full jitter in the upper half: spreads retries of many clients without making them much faster.
-    capped.mul_f64(0.5 + fastrand::f64() * 0.5)
+    Duration::try_from_secs_f64(capped.as_secs_f64() * (0.5 + fastrand::f64() * 0.5))
+        .unwrap_or(capped)
 }
 
 /// Cuts a text to at most `max` characters.
@@ -479,6 +486,45 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+        // Numbers too large for a Duration are "too long", never a panic.
+        for huge in ["1e300", "18446744073709551616", "inf"] {
+            let mut h = HeaderMap::new();
+            h.insert("retry-after", HeaderValue::from_static(huge));
+            assert_eq!(retry_after(&h), Some(Duration::MAX), "{huge}");
+        }
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("NaN"));
+        assert_eq!(retry_after(&h), None);
+        let mut h = HeaderMap::new();
+        h.insert("retry-after-ms", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn backoff_never_overflows() {
+        let policy = RetryPolicy {
+            initial_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            ..RetryPolicy::default()
+        };
+        for attempt in [0, 1, 16, u32::MAX] {
+            assert!(backoff(&policy, attempt) <= Duration::MAX);
+        }
+    }
+
+    #[test]
+    fn quoting_redacts_before_cutting() {
+        let key = "sk-live-0123456789";
+        let http = Http::new("p", HttpOptions::default(), vec![Secret::new(key)]).unwrap();
+        for offset in 0..30 {
+            let text = format!("{}{key} tail", "x".repeat(offset));
+            let quoted = http.quote(&text, 20);
+            assert!(!quoted.contains("sk-l"), "{offset}: {quoted}");
+        }
+        assert_eq!(
+            http.redact("see https://u:pw@h/v1?token=abc"),
+            "see https://u:***@h/v1?token=***"
+        );
     }
 
     #[test]

@@ -160,7 +160,12 @@ impl ReplayModel {
             exchanges.push(serde_json::from_str(&line).map_err(|e| bad(i + 1, e.to_string()))?);
         }
         Ok(Self {
-            name: format!("replay:{} ({})", path.display(), header.model),
+            // Recordings made before model names were redacted may hold a base URL's credentials.
+            name: format!(
+                "replay:{} ({})",
+                path.display(),
+                steward_core::redact::redact_urls(&header.model)
+            ),
             path,
             capabilities: header.capabilities,
             exchanges,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use steward_core::Model;
+use steward_core::redact::{redact_url, redact_urls};
 
 use crate::anthropic::{AnthropicConfig, AnthropicModel};
 use crate::error::Error;
@@ -26,8 +27,8 @@ pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// The Azure `api-version` used for the deployments URL form unless `AZURE_OPENAI_API_VERSION` says otherwise.
 pub const DEFAULT_AZURE_API_VERSION: &str = "2024-10-21";
 
-/// A parsed model spec.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A parsed model spec (its `Debug` form hides passwords and keys in a base URL).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ModelSpec {
     /// `openai:<model>`
@@ -49,11 +50,28 @@ pub enum ModelSpec {
     Replay(PathBuf),
 }
 
+impl std::fmt::Debug for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::OpenAi(model) => f.debug_tuple("OpenAi").field(model).finish(),
+            Self::Azure(deployment) => f.debug_tuple("Azure").field(deployment).finish(),
+            Self::Ollama(model) => f.debug_tuple("Ollama").field(model).finish(),
+            Self::Anthropic(model) => f.debug_tuple("Anthropic").field(model).finish(),
+            Self::Compatible { model, base_url } => f
+                .debug_struct("Compatible")
+                .field("model", model)
+                .field("base_url", &redact_url(base_url))
+                .finish(),
+            Self::Replay(path) => f.debug_tuple("Replay").field(path).finish(),
+        }
+    }
+}
+
 impl ModelSpec {
     /// Parses a spec.
     pub fn parse(text: &str) -> Result<Self, Error> {
         let bad = |reason: &str| Error::BadSpec {
-            spec: text.to_owned(),
+            spec: redact_urls(text),
             reason: reason.to_owned(),
         };
         let (provider, rest) = text.trim().split_once(':').ok_or_else(|| {
@@ -181,7 +199,7 @@ fn build(
     http: HttpOptions,
 ) -> Result<Arc<dyn Model>, Error> {
     let missing = |what: &str| Error::Missing {
-        spec: text.to_owned(),
+        spec: redact_urls(text),
         what: what.to_owned(),
     };
     let secret = |name: &str| env.get(name).map(Secret::new);
@@ -286,6 +304,7 @@ async fn detect(env: &Env) -> Result<String, Error> {
         return Ok(format!("azure:{deployment}"));
     }
     let host = ollama_host(env);
+    let shown = redact_url(&host);
     let ollama = match ollama_models(&host).await {
         Some(models) => match env
             .get("OLLAMA_MODEL")
@@ -294,11 +313,11 @@ async fn detect(env: &Env) -> Result<String, Error> {
         {
             Some(model) => return Ok(format!("ollama:{model}")),
             None => format!(
-                "Ollama is running at {host} but has no models; pull one (`ollama pull qwen2.5:7b`) and it is picked up."
+                "Ollama is running at {shown} but has no models; pull one (`ollama pull qwen2.5:7b`) and it is picked up."
             ),
         },
         None => format!(
-            "No Ollama server answered at {host}; when one runs there, its first model is picked up."
+            "No Ollama server answered at {shown}; when one runs there, its first model is picked up."
         ),
     };
     Err(Error::NoModel(no_model_guidance(&ollama)))

@@ -95,6 +95,25 @@ async fn endpoint_given_with_the_v1_path_is_not_doubled() {
     );
 }
 
+#[test]
+fn a_query_string_in_the_endpoint_stays_at_the_end_of_the_url() {
+    let config = OpenAiConfig::azure(
+        "d",
+        "https://gw.example/?subscription-key=k1",
+        Auth::None,
+        Some("2024-10-21".into()),
+    );
+    assert_eq!(
+        config.url(),
+        "https://gw.example/openai/deployments/d/chat/completions?api-version=2024-10-21&subscription-key=k1"
+    );
+    let config = OpenAiConfig::azure("d", "https://gw.example/openai/v1?key=k2", Auth::None, None);
+    assert_eq!(
+        config.url(),
+        "https://gw.example/openai/v1/chat/completions?key=k2"
+    );
+}
+
 #[tokio::test]
 async fn configured_from_the_environment_in_both_forms() {
     use steward_llm::{Env, ModelSetup, connect};

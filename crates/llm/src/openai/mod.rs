@@ -6,6 +6,7 @@ mod wire;
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use steward_core::redact::{redact_url, url_secrets};
 use steward_core::{Capabilities, Model, ModelError, ModelRequest, ModelResponse, StreamDelta};
 
 use crate::http::{Http, HttpOptions, Secret};
@@ -43,7 +44,7 @@ pub enum Auth {
 }
 
 /// Settings of an OpenAI-compatible model.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OpenAiConfig {
     /// Which server.
     pub flavor: Flavor,
@@ -58,6 +59,19 @@ pub struct OpenAiConfig {
     pub strict_tools: bool,
     /// Timeouts, retries.
     pub http: HttpOptions,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("flavor", &self.flavor)
+            .field("model", &self.model)
+            .field("base_url", &redact_url(&self.base_url))
+            .field("auth", &self.auth)
+            .field("strict_tools", &self.strict_tools)
+            .field("http", &self.http)
+            .finish()
+    }
 }
 
 impl OpenAiConfig {
@@ -119,22 +133,40 @@ impl OpenAiConfig {
         }
     }
 
-    /// The chat-completions URL.
+    /// The chat-completions URL. A query string in the base URL (`…/v1?api-key=…`, for gateways that take a
+    /// key there) stays at the end.
     pub fn url(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
-        match &self.flavor {
+        let (base, query) = match self.base_url.split_once('?') {
+            Some((base, query)) => (base, Some(query)),
+            None => (self.base_url.as_str(), None),
+        };
+        let base = base.trim_end_matches('/');
+        let (path, version) = match &self.flavor {
             Flavor::Azure {
                 api_version: Some(version),
-            } if !base.contains("/openai/v1") => format!(
-                "{base}/openai/deployments/{}/chat/completions?api-version={version}",
-                self.model
+            } if !base.contains("/openai/v1") => (
+                format!("/openai/deployments/{}/chat/completions", self.model),
+                Some(version.as_str()),
             ),
             Flavor::Azure { .. } if base.ends_with("/openai/v1") => {
-                format!("{base}/chat/completions")
+                ("/chat/completions".to_owned(), None)
             }
-            Flavor::Azure { .. } => format!("{base}/openai/v1/chat/completions"),
-            _ => format!("{base}/chat/completions"),
+            Flavor::Azure { .. } => ("/openai/v1/chat/completions".to_owned(), None),
+            _ => ("/chat/completions".to_owned(), None),
+        };
+        let mut url = format!("{base}{path}");
+        let mut separator = '?';
+        if let Some(version) = version {
+            url.push(separator);
+            url.push_str("api-version=");
+            url.push_str(version);
+            separator = '&';
         }
+        if let Some(query) = query.filter(|q| !q.is_empty()) {
+            url.push(separator);
+            url.push_str(query);
+        }
+        url
     }
 
     fn name(&self) -> String {
@@ -142,7 +174,13 @@ impl OpenAiConfig {
             Flavor::OpenAi => format!("openai:{}", self.model),
             Flavor::Azure { .. } => format!("azure:{}", self.model),
             Flavor::Ollama => format!("ollama:{}", self.model),
-            Flavor::Compatible => format!("openai-compatible:{}@{}", self.model, self.base_url),
+            Flavor::Compatible => {
+                format!(
+                    "openai-compatible:{}@{}",
+                    self.model,
+                    redact_url(&self.base_url)
+                )
+            }
         }
     }
 }
@@ -162,7 +200,7 @@ impl std::fmt::Debug for OpenAiModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiModel")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
@@ -200,9 +238,12 @@ impl OpenAiModel {
                 secrets.push(secret.clone());
             }
         }
+        let url = config.url();
+        // Credentials in the URL itself (`https://user:pass@host/v1?api-key=…`) are secrets too.
+        secrets.extend(url_secrets(&url).into_iter().map(Secret::new));
         let hosted = matches!(config.flavor, Flavor::OpenAi | Flavor::Azure { .. });
         Ok(Self {
-            url: config.url(),
+            url,
             name,
             model: config.model.clone(),
             headers,
@@ -224,7 +265,7 @@ impl OpenAiModel {
         let completion: Completion = serde_json::from_slice(bytes).map_err(|e| {
             self.http.invalid(format!(
                 "the body is not a chat completion ({e}): {}",
-                crate::http::cut(&String::from_utf8_lossy(bytes), 300)
+                self.http.quote(&String::from_utf8_lossy(bytes), 300)
             ))
         })?;
         wire::response(completion, &request.tools).map_err(|m| self.http.invalid(m))
@@ -291,7 +332,7 @@ impl Model for OpenAiModel {
                 let chunk: Completion = serde_json::from_str(data).map_err(|e| {
                     self.http.invalid(format!(
                         "a stream event is not a chat-completion chunk ({e}): {}",
-                        crate::http::cut(data, 300)
+                        self.http.quote(data, 300)
                     ))
                 })?;
                 if let Some(error) = &chunk.error {
