@@ -13,9 +13,8 @@
 //!   scalar document (`null`, `"a"`, `1.5`, `true`) is its JSON text as a string, as the client prints it, so that
 //!   a JSON `null` is never taken for SQL NULL. So is a document that a JSON value cannot hold without loss: a
 //!   number with more digits than a 64-bit integer or float holds, an object that repeats a key (`json` keeps
-//!   both): nothing is rounded or dropped. MariaDB's `JSON` is an alias of
-//!   `LONGTEXT` that the server does not mark in results: it is the stored text, a string, exactly as `mariadb`
-//!   shows it.
+//!   both): nothing is rounded or dropped. MariaDB's `JSON` is an alias of `LONGTEXT` that the server does not
+//!   mark in results: it is the stored text, a string, exactly as `mariadb` shows it.
 //! - Exact decimals are strings exactly as the engine prints them, with their scale: `0.000`, `-12.30`,
 //!   `NaN`, `Infinity`; never E-notation; each element of a `numeric[]` keeps its own scale.
 //! - Binary data is `\x` followed by lowercase hex (PostgreSQL's own `bytea` output), in every engine: `bytea`
