@@ -43,6 +43,8 @@ pub(crate) struct Business {
     /// True when the database has the demo's tables (the expenses, orders and tasks agents need them).
     pub(crate) demo_schema: bool,
     pub(crate) url: String,
+    /// What the database role may do beyond reading, for the trace.
+    pub(crate) privileges: Option<String>,
 }
 
 impl Business {
@@ -57,6 +59,7 @@ impl Business {
                         domain: None,
                         demo_schema: false,
                         url: String::new(),
+                        privileges: None,
                     });
                 }
                 format!("sqlite://{}", path.display())
@@ -64,11 +67,13 @@ impl Business {
         };
         let (db, catalog) = crate::db::open(&url).await?;
         let demo_schema = demo::has_schema(&catalog);
+        let privileges = db.privileges().and_then(steward_sql::Privileges::notice);
         let domain = Domain::open(db.clone(), clock).await?;
         Ok(Self {
             domain: Some(domain),
             demo_schema,
             url,
+            privileges,
         })
     }
 
@@ -159,6 +164,11 @@ impl Session {
             clock,
             model.limits(),
         )?;
+        if trace.enabled()
+            && let Some(notice) = &business.privileges
+        {
+            note!("{}", crate::style::Style::stderr().dim(notice));
+        }
         if business.domain.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             note!(
                 "{}",

@@ -31,6 +31,13 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
     bar
 }
 
+/// Says once, on stderr, when the database role may do more than read, with the SQL for a read-only role.
+pub(crate) fn note_privileges(db: &Database) {
+    if let Some(notice) = db.privileges().and_then(steward_sql::Privileges::notice) {
+        crate::out::note!("{}", crate::style::Style::stderr().dim(&notice));
+    }
+}
+
 /// Connects and reads the catalog (cached across runs while the schema is unchanged).
 pub(crate) async fn open(url: &str) -> anyhow::Result<(Arc<Database>, Arc<Catalog>)> {
     let bar = spinner("connecting");

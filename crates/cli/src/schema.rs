@@ -34,7 +34,8 @@ pub(crate) struct SchemaArgs {
 
 /// Runs `steward schema`.
 pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
-    let (_db, catalog) = db::open(&args.db).await?;
+    let (db, catalog) = db::open(&args.db).await?;
+    db::note_privileges(&db);
     let context = schema_context(&catalog, args.question.as_deref(), args.budget);
     if args.json {
         say!("{}", serde_json::to_string_pretty(&context)?);

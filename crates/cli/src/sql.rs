@@ -151,6 +151,7 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
 async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let (db, _) = db::open(&args.db).await?;
+    db::note_privileges(&db);
     let guard = Guard::new(db.dialect());
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
     let limits = QueryLimits {
@@ -179,7 +180,13 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
             }
             Ok(exit::OK)
         }
-        Err(error @ (SqlError::Refused(_) | SqlError::Query(_) | SqlError::Timeout(_))) => {
+        Err(
+            error @ (SqlError::Refused(_)
+            | SqlError::Query(_)
+            | SqlError::Invalid(_)
+            | SqlError::Timeout(_)
+            | SqlError::Unavailable(_)),
+        ) => {
             if args.json {
                 say!(
                     "{}",

@@ -78,7 +78,7 @@ impl Trace {
         self.enabled.store(enabled, Ordering::Relaxed);
     }
 
-    fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
     }
 

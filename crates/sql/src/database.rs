@@ -14,8 +14,8 @@ use crate::catalog::Catalog;
 use crate::dialect::Dialect;
 use crate::error::SqlError;
 use crate::privileges::{self, Privileges};
-use crate::redact::redact_url;
 use crate::session;
+use steward_core::redact::redact_url;
 
 /// How long to wait for a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

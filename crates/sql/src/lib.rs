@@ -26,7 +26,6 @@ mod error;
 mod execute;
 mod guard;
 mod privileges;
-mod redact;
 mod session;
 mod tools;
 mod write;
@@ -43,7 +42,9 @@ pub use execute::{
 };
 pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
 pub use privileges::Privileges;
-pub use redact::redact_url;
+/// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
+/// steward-core).
+pub use steward_core::redact::redact_url;
 pub use tools::{
     AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
     TextToSql,

@@ -287,7 +287,7 @@ async fn text_to_sql_recovers_from_a_wrong_column_with_the_enriched_error() {
         feedback.starts_with("That query failed: no such column: g.Nme."),
         "{feedback}"
     );
-    assert!(feedback.contains("did you mean Genre.Name?"), "{feedback}");
+    assert!(feedback.contains("did you mean g.Name?"), "{feedback}");
     // The summary saw the SQL and the rows.
     let summary = requests[2].messages.last().unwrap().text().unwrap();
     assert!(summary.contains("1297"), "{summary}");

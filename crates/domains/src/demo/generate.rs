@@ -385,12 +385,12 @@ pub struct DemoConfig {
 impl DemoConfig {
     /// The number of orders.
     pub fn orders(&self) -> u64 {
-        1000 * self.scale.max(1)
+        self.scale.max(1).saturating_mul(1000)
     }
 
     /// The number of customers.
     pub fn customers(&self) -> u64 {
-        250 * self.scale.max(1)
+        self.scale.max(1).saturating_mul(250)
     }
 
     /// The number of expenses.
