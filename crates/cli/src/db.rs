@@ -38,6 +38,14 @@ pub(crate) fn note_privileges(db: &Database) {
     }
 }
 
+/// Connects without reading the catalog (a query reads it only to explain an error).
+pub(crate) async fn connect(url: &str) -> anyhow::Result<Database> {
+    let bar = spinner("connecting");
+    let db = Database::connect(url).await;
+    bar.finish_and_clear();
+    Ok(db?)
+}
+
 /// Connects and reads the catalog (cached across runs while the schema is unchanged).
 pub(crate) async fn open(url: &str) -> anyhow::Result<(Arc<Database>, Arc<Catalog>)> {
     let bar = spinner("connecting");

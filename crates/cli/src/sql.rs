@@ -150,7 +150,7 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
 
 async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
-    let (db, _) = db::open(&args.db).await?;
+    let db = db::connect(&args.db).await?;
     db::note_privileges(&db);
     let guard = Guard::new(db.dialect());
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.

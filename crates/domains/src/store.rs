@@ -46,7 +46,7 @@ impl Store {
             ..QueryLimits::default()
         };
         self.db
-            .query_read_only(&self.db.dialect().placeholders(sql), params, &limits)
+            .query_prepared(&self.db.dialect().placeholders(sql), params, &limits)
             .await
             .map_err(unavailable)
     }

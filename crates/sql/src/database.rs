@@ -106,9 +106,11 @@ impl Database {
         };
         // The writer opens first and reads the schema, so that a hot journal left by a writer that was
         // killed mid-transaction is rolled back before any read-only connection meets it.
+        // One writer: SQLite writes one transaction at a time anyway; in one process they queue for this
+        // connection, across processes they wait on the busy timeout.
         let write = SqlitePoolOptions::new()
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .max_connections(4)
+            .acquire_timeout(SQLITE_BUSY_TIMEOUT)
+            .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
@@ -119,17 +121,16 @@ impl Database {
             .fetch_one(&write)
             .await
             .map_err(fail)?;
+        // Opened on first use: no reader holds the file while setup scripts change it.
         let read = SqlitePoolOptions::new()
             .acquire_timeout(CONNECT_TIMEOUT)
             .max_connections(4)
-            .connect_with(
+            .connect_lazy_with(
                 options
                     .read_only(true)
                     .create_if_missing(false)
                     .pragma("query_only", "ON"),
-            )
-            .await
-            .map_err(fail)?;
+            );
         Ok(Self::new(
             shown,
             Dialect::Sqlite,

@@ -105,7 +105,7 @@ pub struct QueryResult {
     pub columns: Vec<ResultColumn>,
     /// The rows, each cell a JSON value (exact decimals as strings).
     pub rows: Vec<Vec<Value>>,
-    /// True when more rows existed than were returned.
+    /// True when more rows existed than were returned, or a cell was cut to the byte cap.
     pub truncated: bool,
 }
 
@@ -218,6 +218,34 @@ impl Database {
         params: &[Param],
         limits: &QueryLimits,
     ) -> Result<QueryResult, SqlError> {
+        let protocol = if params.is_empty() {
+            Protocol::Text
+        } else {
+            Protocol::Prepared
+        };
+        self.run_read_only(sql, params, limits, protocol).await
+    }
+
+    /// [`Database::query_read_only`] as a prepared statement even without parameters: values in the stable
+    /// renderings of the binary protocol (ISO dates, UTC timestamps) whatever the session's `DateStyle` or
+    /// `TimeZone`, for code that reads the values it gets back.
+    pub async fn query_prepared(
+        &self,
+        sql: &str,
+        params: &[Param],
+        limits: &QueryLimits,
+    ) -> Result<QueryResult, SqlError> {
+        self.run_read_only(sql, params, limits, Protocol::Prepared)
+            .await
+    }
+
+    async fn run_read_only(
+        &self,
+        sql: &str,
+        params: &[Param],
+        limits: &QueryLimits,
+        protocol: Protocol,
+    ) -> Result<QueryResult, SqlError> {
         limits.check()?;
         if sql.contains('\0') {
             return Err(SqlError::Refused(
@@ -227,9 +255,11 @@ impl Database {
         let run = async {
             match &self.pools {
                 Pools::Sqlite { read, .. } => sqlite::run(read, sql, params, limits).await,
-                Pools::Postgres { read, .. } => postgres::run(read, sql, params, limits).await,
+                Pools::Postgres { read, .. } => {
+                    postgres::run(read, sql, params, limits, protocol).await
+                }
                 Pools::Mysql { read, .. } => {
-                    mysql::run(read, self.is_mariadb(), sql, params, limits).await
+                    mysql::run(read, self.is_mariadb(), sql, params, limits, protocol).await
                 }
             }
         };
@@ -241,6 +271,16 @@ impl Database {
             Err(_) => Err(SqlError::Timeout(millis(limits.timeout))),
         }
     }
+}
+
+/// How a query travels: as text, exactly as the engine's own client would see it (only without parameters),
+/// or as a prepared statement with binary values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// PostgreSQL's simple query protocol, MySQL's `COM_QUERY`.
+    Text,
+    /// A prepared statement.
+    Prepared,
 }
 
 pub(crate) fn millis(d: Duration) -> u64 {

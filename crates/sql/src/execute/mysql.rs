@@ -6,8 +6,8 @@
 use sqlx::{AssertSqlSafe, MySql, MySqlPool};
 
 use super::{
-    Collector, Drained, Lease, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error,
-    decode, millis, mysql_number, sql_str,
+    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, bind_all, columns_of,
+    db_error, decode, millis, mysql_number, sql_str,
 };
 use crate::error::SqlError;
 
@@ -22,6 +22,7 @@ pub(super) async fn run(
     sql: &str,
     params: &[Param],
     limits: &QueryLimits,
+    protocol: Protocol,
 ) -> Result<QueryResult, SqlError> {
     let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
     let limit = if mariadb {
@@ -42,7 +43,7 @@ pub(super) async fn run(
     .await
     .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() {
+    let drained = if params.is_empty() && protocol == Protocol::Text {
         let statement = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
             Ok(statement) => statement,
             Err(e) => {

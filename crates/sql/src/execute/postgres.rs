@@ -6,8 +6,8 @@
 use sqlx::{AssertSqlSafe, PgPool, Postgres};
 
 use super::{
-    Collector, Drained, Lease, Param, QueryLimits, QueryResult, bind_all, columns_of, db_error,
-    decode, millis, sql_str,
+    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, bind_all, columns_of,
+    db_error, decode, millis, sql_str,
 };
 use crate::error::SqlError;
 
@@ -19,6 +19,7 @@ pub(super) async fn run(
     sql: &str,
     params: &[Param],
     limits: &QueryLimits,
+    protocol: Protocol,
 ) -> Result<QueryResult, SqlError> {
     let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
     let begin = format!(
@@ -30,16 +31,20 @@ pub(super) async fn run(
         .await
         .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() {
-        let statement = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
-            Ok(statement) => statement,
+    let drained = if params.is_empty() && protocol == Protocol::Text {
+        let described = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
+            Ok(statement) => columns_of(sqlx::Statement::columns(&statement)),
+            // The server parsed it, but the driver could not describe a result type (sqlx 0.9 knows no
+            // multiranges): PostgreSQL's own list of this session's prepared statements is the proof that it
+            // took the text as one statement.
+            Err(e) if !matches!(e, sqlx::Error::Database(_)) && prepared(&mut lease, sql).await => {
+                Vec::new()
+            }
             Err(e) => {
                 end(lease).await;
                 return Err(error(e, limits));
             }
         };
-        collector.columns = columns_of(sqlx::Statement::columns(&statement));
-        let described = std::mem::take(&mut collector.columns);
         let drained = collector
             .drain(
                 sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
@@ -78,6 +83,18 @@ pub(super) async fn run(
             Err(error(e, limits))
         }
     }
+}
+
+/// Whether this session holds a prepared statement of exactly `sql` (PostgreSQL keeps a statement only when
+/// its text is one statement).
+async fn prepared(lease: &mut Lease<Postgres>, sql: &str) -> bool {
+    sqlx::query_scalar::<_, bool>(
+        "SELECT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE statement = $1)",
+    )
+    .bind(sql)
+    .fetch_one(&mut **lease)
+    .await
+    .unwrap_or(false)
 }
 
 /// Ends the transaction and gives the connection back; if that fails, the connection is closed.
