@@ -31,10 +31,15 @@ enum DialectArg {
 
 /// Arguments of `steward sql check`.
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("target").required(true).args(["dialect", "db"]))]
 pub(crate) struct CheckArgs {
-    /// The SQL dialect.
+    /// The SQL dialect (checked offline, without the server's settings and functions).
     #[arg(long, value_enum)]
-    dialect: DialectArg,
+    dialect: Option<DialectArg>,
+
+    /// A database to check against: its dialect, lexing settings and function catalog (nothing runs).
+    #[arg(long, value_name = "URL", conflicts_with = "dialect")]
+    db: Option<String>,
 
     /// Print {"allowed", "class", "reasons", "tables"}.
     #[arg(long)]
@@ -97,19 +102,27 @@ fn read_sql(arg: &str) -> anyhow::Result<String> {
 /// Runs `steward sql …`.
 pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
     match command {
-        SqlCommand::Check(args) => check(args),
+        SqlCommand::Check(args) => check(args).await,
         SqlCommand::Run(args) => run_sql(args).await,
     }
 }
 
-fn check(args: CheckArgs) -> anyhow::Result<u8> {
-    let dialect = match args.dialect {
-        DialectArg::Sqlite => Dialect::Sqlite,
-        DialectArg::Postgres => Dialect::Postgres,
-        DialectArg::Mysql => Dialect::Mysql,
-    };
+async fn check(args: CheckArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
-    let verdict = Guard::new(dialect).check(&sql);
+    let guard = match (&args.db, args.dialect) {
+        (Some(url), _) => {
+            let db = db::connect(url).await?;
+            let guard = db.guard().await;
+            db.close().await;
+            guard?
+        }
+        (None, dialect) => Guard::new(match dialect {
+            Some(DialectArg::Postgres) => Dialect::Postgres,
+            Some(DialectArg::Mysql) => Dialect::Mysql,
+            _ => Dialect::Sqlite,
+        }),
+    };
+    let verdict = guard.check(&sql);
     if args.json {
         let reasons: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
         let codes: Vec<&str> = verdict.reasons.iter().map(|r| r.code.as_str()).collect();
@@ -152,7 +165,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let db = db::connect(&args.db).await?;
     db::note_privileges(&db);
-    let guard = Guard::new(db.dialect());
+    let guard = db.guard().await?;
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
     let limits = QueryLimits {
         max_rows: args.max_rows,

@@ -12,7 +12,7 @@ mod common;
 use std::time::Instant;
 
 use peak_alloc::PeakAlloc;
-use steward_sql::{Database, Guard, QueryLimits};
+use steward_sql::{Database, QueryLimits};
 
 #[global_allocator]
 static PEAK: PeakAlloc = PeakAlloc;
@@ -27,7 +27,7 @@ async fn measure(db: &Database, table: &str, guarded: bool) -> (usize, f64, usiz
     PEAK.reset_peak_usage();
     let started = Instant::now();
     let result = if guarded {
-        db.query(&Guard::new(db.dialect()), &sql, &limits)
+        db.query(&db.guard().await.unwrap(), &sql, &limits)
             .await
             .unwrap()
     } else {

@@ -10,7 +10,7 @@
 //! let db = Database::connect("sqlite://chinook.sqlite").await?;
 //! let catalog = db.catalog().await?;
 //! let context = schema_context(&catalog, Some("Which artists have the most albums?"), 1_000);
-//! let guard = Guard::new(db.dialect());
+//! let guard = db.guard().await?; // the server's own lexing settings and functions
 //! assert!(!guard.check("DELETE FROM Album").allowed);
 //! let rows = db.query(&guard, "SELECT Name FROM Artist LIMIT 3", &QueryLimits::default()).await?;
 //! println!("{}\n{}", context.text, rows.to_text());

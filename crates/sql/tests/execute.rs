@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use steward_sql::{Database, Guard, QueryLimits, SqlError};
+use steward_sql::{Database, QueryLimits, SqlError};
 
 fn limits(max_rows: usize) -> QueryLimits {
     QueryLimits {
@@ -32,7 +32,7 @@ async fn engines() -> Vec<(&'static str, Database, &'static str)> {
 #[tokio::test]
 async fn row_cap_truncates_and_says_so() {
     for (name, db, track) in engines().await {
-        let guard = Guard::new(db.dialect());
+        let guard = db.guard().await.unwrap();
         let result = db
             .query(&guard, &format!("SELECT * FROM {track}"), &limits(5))
             .await
@@ -73,7 +73,7 @@ async fn row_cap_truncates_and_says_so() {
 #[tokio::test]
 async fn the_byte_cap_stops_wide_results() {
     for (name, db, track) in engines().await {
-        let guard = Guard::new(db.dialect());
+        let guard = db.guard().await.unwrap();
         let small = QueryLimits {
             max_rows: 10_000,
             max_bytes: 2_000,
@@ -139,7 +139,7 @@ async fn the_engine_alone_refuses_writes() {
         // The data is untouched.
         let count = db
             .query(
-                &Guard::new(db.dialect()),
+                &db.guard().await.unwrap(),
                 &format!("SELECT COUNT(*) FROM {table}"),
                 &limits(5),
             )
@@ -184,7 +184,7 @@ async fn slow_queries_stop_at_the_time_limit() {
         let sql = format!("SELECT COUNT(*) FROM {track} a, {track} b, {track} c");
         let started = std::time::Instant::now();
         let err = db
-            .query(&Guard::new(db.dialect()), &sql, &quick)
+            .query(&db.guard().await.unwrap(), &sql, &quick)
             .await
             .unwrap_err();
         assert!(matches!(err, SqlError::Timeout(300)), "{name}: {err}");
@@ -192,7 +192,7 @@ async fn slow_queries_stop_at_the_time_limit() {
         assert!(started.elapsed() < Duration::from_secs(10), "{name}");
         // The connection is usable afterwards.
         let ok = db
-            .query(&Guard::new(db.dialect()), "SELECT 1", &limits(5))
+            .query(&db.guard().await.unwrap(), "SELECT 1", &limits(5))
             .await
             .unwrap();
         assert_eq!(ok.rows.len(), 1, "{name}");
@@ -202,7 +202,7 @@ async fn slow_queries_stop_at_the_time_limit() {
 #[tokio::test]
 async fn wrong_columns_and_tables_get_the_closest_names() {
     for (name, db, track) in engines().await {
-        let guard = Guard::new(db.dialect());
+        let guard = db.guard().await.unwrap();
         let bad_column = if name == "postgres" {
             "SELECT nmae FROM track"
         } else {
@@ -245,7 +245,7 @@ async fn wrong_columns_and_tables_get_the_closest_names() {
 #[tokio::test]
 async fn hints_use_the_alias_and_the_hinted_query_runs() {
     for (name, db, _) in engines().await {
-        let guard = Guard::new(db.dialect());
+        let guard = db.guard().await.unwrap();
         let (genre, column) = if name == "postgres" {
             ("genre", "name")
         } else {
@@ -271,7 +271,7 @@ async fn refused_sql_never_reaches_the_engine() {
     for (name, db, track) in engines().await {
         let err = db
             .query(
-                &Guard::new(db.dialect()),
+                &db.guard().await.unwrap(),
                 &format!("DELETE FROM {track}"),
                 &limits(5),
             )

@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use steward_sql::{Database, Guard, Param, QueryLimits, SqlError, cell_text};
+use steward_sql::{Database, Param, QueryLimits, SqlError, cell_text};
 
 fn limits(max_rows: usize) -> QueryLimits {
     QueryLimits {
@@ -154,7 +154,7 @@ async fn an_in_memory_database_reads_read_only_and_still_writes() {
 #[tokio::test]
 async fn limits_out_of_range_are_refused_not_wrapped() {
     let db = Database::connect("sqlite::memory:").await.unwrap();
-    let guard = Guard::new(db.dialect());
+    let guard = db.guard().await.unwrap();
     for bad in [
         QueryLimits {
             max_rows: usize::MAX,
@@ -194,7 +194,7 @@ async fn the_byte_cap_covers_the_first_row() {
             ..limits(5)
         };
         let result = db
-            .query(&Guard::new(db.dialect()), sql, &small)
+            .query(&db.guard().await.unwrap(), sql, &small)
             .await
             .unwrap();
         assert!(result.truncated, "{name}");
@@ -226,7 +226,7 @@ async fn bad_values_are_the_input_s_fault_not_an_outage() {
         };
         for sql in cases {
             let err = db
-                .query(&Guard::new(db.dialect()), sql, &limits(5))
+                .query(&db.guard().await.unwrap(), sql, &limits(5))
                 .await
                 .unwrap_err();
             assert!(

@@ -7,12 +7,12 @@
 mod common;
 
 use serde_json::{Value, json};
-use steward_sql::{Database, Guard, Param, QueryLimits, QueryResult};
+use steward_sql::{Database, Param, QueryLimits, QueryResult};
 
 /// The first row of `sql` run as written, by column name.
 async fn row(db: &Database, sql: &str) -> Vec<(String, Value)> {
     let result = db
-        .query(&Guard::new(db.dialect()), sql, &QueryLimits::default())
+        .query(&db.guard().await.unwrap(), sql, &QueryLimits::default())
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     first(result)
@@ -93,7 +93,7 @@ async fn sqlite_columns_without_a_known_type_report_the_value_type() {
     .await;
     let result = db
         .query(
-            &Guard::new(db.dialect()),
+            &db.guard().await.unwrap(),
             "SELECT d, s, COUNT(*) OVER () AS n, NULL AS empty FROM t",
             &QueryLimits::default(),
         )
@@ -294,7 +294,7 @@ async fn capped(db: &Database, sql: &str) -> QueryResult {
         max_bytes: 1000,
         ..QueryLimits::default()
     };
-    db.query(&Guard::new(db.dialect()), sql, &limits)
+    db.query(&db.guard().await.unwrap(), sql, &limits)
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }

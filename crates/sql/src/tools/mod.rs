@@ -52,7 +52,7 @@ impl SqlToolkit {
                 .retain(|t| allowed.iter().any(|a| a.eq_ignore_ascii_case(&t.name)));
         }
         Ok(Arc::new(Self {
-            guard: Guard::new(db.dialect()).with_policy(policy),
+            guard: db.guard().await?.with_policy(policy),
             db,
             catalog: Arc::new(catalog),
             limits,
