@@ -15,7 +15,10 @@
 //! - **Nothing left behind**: a connection goes back to its pool only after its session was reset; a result cut
 //!   short, an error, a time limit or a cancelled future close it instead (see `lease`).
 
+pub(crate) mod bind;
+mod collect;
 pub(crate) mod decode;
+mod errors;
 mod lease;
 mod mysql;
 mod postgres;
@@ -24,18 +27,18 @@ mod sqlite_check;
 
 use std::time::Duration;
 
-use futures_util::TryStreamExt as _;
-use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::TypeInfo as _;
 
-use crate::database::{Database, Pools, one_line};
+use crate::database::{Database, Pools};
 use crate::enrich;
 use crate::error::SqlError;
 use crate::guard::Guard;
 
+pub(crate) use bind::bind_all;
+pub(crate) use collect::{Collector, Drained, columns_of};
 pub use decode::cell_text;
+pub(crate) use errors::{db_error, mysql_number, sqlite_error};
 pub(crate) use lease::Lease;
 
 /// How much a query may return and how long it may run.
@@ -285,316 +288,6 @@ pub(crate) enum Protocol {
 
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// A decoder: the cell at a column, given at most `max_len` bytes of text; true when the text was cut.
-pub(crate) type Decode<R> = fn(&R, usize, usize) -> (Value, bool);
-
-/// How a stream of rows ended.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Drained {
-    /// Every row was read.
-    Complete,
-    /// The caps were reached; rows may remain unread and the connection must not be reused as is.
-    Stopped,
-}
-
-/// Collects rows up to the caps.
-pub(crate) struct Collector<'a> {
-    limits: &'a QueryLimits,
-    pub(crate) columns: Vec<ResultColumn>,
-    rows: Vec<Vec<Value>>,
-    bytes: usize,
-    truncated: bool,
-}
-
-impl<'a> Collector<'a> {
-    pub(crate) fn new(limits: &'a QueryLimits) -> Self {
-        Self {
-            limits,
-            columns: Vec::new(),
-            rows: Vec::new(),
-            bytes: 0,
-            truncated: false,
-        }
-    }
-
-    /// Reads rows from `rows` until they end or a cap is reached. The byte cap covers every cell, the first
-    /// row's included: a cell is never copied beyond what is left of it.
-    pub(crate) async fn drain<R>(
-        &mut self,
-        mut rows: BoxStream<'_, Result<R, sqlx::Error>>,
-        decode: Decode<R>,
-    ) -> Result<Drained, sqlx::Error>
-    where
-        R: sqlx::Row,
-        usize: sqlx::ColumnIndex<R>,
-    {
-        while let Some(row) = rows.try_next().await? {
-            if self.columns.is_empty() {
-                self.columns = columns_of_row(&row);
-            }
-            if self.rows.len() >= self.limits.max_rows {
-                self.truncated = true;
-                return Ok(Drained::Stopped);
-            }
-            let mut cut = false;
-            let mut cells = Vec::with_capacity(row.len());
-            for i in 0..row.len() {
-                let left = self.limits.max_bytes.saturating_sub(self.bytes);
-                let (value, was_cut) = decode(&row, i, left);
-                self.bytes = self
-                    .bytes
-                    .saturating_add(cell_len(&value).saturating_add(1));
-                cut |= was_cut;
-                cells.push(value);
-            }
-            if cut || self.bytes > self.limits.max_bytes {
-                self.truncated = true;
-                // A first row is shown cut rather than not at all.
-                if self.rows.is_empty() {
-                    self.rows.push(cells);
-                }
-                return Ok(Drained::Stopped);
-            }
-            self.rows.push(cells);
-        }
-        Ok(Drained::Complete)
-    }
-
-    pub(crate) fn finish(self) -> QueryResult {
-        QueryResult {
-            columns: self.columns,
-            rows: self.rows,
-            truncated: self.truncated,
-        }
-    }
-}
-
-/// The bytes a cell takes as text.
-fn cell_len(value: &Value) -> usize {
-    match value {
-        Value::String(s) => s.len(),
-        Value::Null => 4,
-        other => other.to_string().len(),
-    }
-}
-
-/// The columns of a result's first row. Where the engine gives no column type (SQLite for expressions and for
-/// declared types it does not map, such as NUMERIC), the first value's own type stands in for it.
-pub(crate) fn columns_of_row<R: sqlx::Row>(row: &R) -> Vec<ResultColumn>
-where
-    usize: sqlx::ColumnIndex<R>,
-{
-    use sqlx::{Column, ValueRef};
-    row.columns()
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let declared = c.type_info();
-            let type_name = match row.try_get_raw(i) {
-                Ok(value) if declared.is_null() && !value.is_null() => {
-                    value.type_info().name().to_owned()
-                }
-                _ => declared.name().to_owned(),
-            };
-            ResultColumn {
-                name: c.name().to_owned(),
-                type_name,
-            }
-        })
-        .collect()
-}
-
-/// The columns a prepared statement describes (for results without rows).
-pub(crate) fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
-    columns
-        .iter()
-        .map(|c| ResultColumn {
-            name: c.name().to_owned(),
-            type_name: c.type_info().name().to_owned(),
-        })
-        .collect()
-}
-
-macro_rules! bind_all {
-    ($query:expr, $params:expr) => {{
-        let mut q = $query;
-        for p in $params {
-            q = $crate::execute::Bind::bind_param(q, p);
-        }
-        q
-    }};
-}
-pub(crate) use bind_all;
-
-/// A query that takes a [`Param`] in each engine's own way.
-pub(crate) trait Bind: Sized {
-    /// The query with `param` bound to its next placeholder.
-    fn bind_param(self, param: &Param) -> Self;
-}
-
-macro_rules! bind_common {
-    ($q:expr, $p:expr, $decimal:expr) => {
-        match $p {
-            Param::Int(v) => $q.bind(*v),
-            Param::Float(v) => $q.bind(*v),
-            Param::Decimal(v) => $decimal($q, v),
-            Param::Text(v) => $q.bind(v.clone()),
-            Param::Bool(v) => $q.bind(*v),
-            Param::Date(v) => $q.bind(*v),
-            Param::Timestamp(v) => $q.bind(*v),
-            Param::Null => $q.bind(None::<String>),
-            Param::NullInt => $q.bind(None::<i64>),
-            Param::NullDate => $q.bind(None::<chrono::NaiveDate>),
-        }
-    };
-}
-
-type Query<'q, DB> = sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>;
-
-impl Bind for Query<'_, sqlx::Sqlite> {
-    fn bind_param(self, param: &Param) -> Self {
-        bind_common!(self, param, |q: Self, v: &bigdecimal::BigDecimal| q
-            .bind(v.to_string()))
-    }
-}
-
-impl Bind for Query<'_, sqlx::Postgres> {
-    fn bind_param(self, param: &Param) -> Self {
-        bind_common!(self, param, |q: Self, v: &bigdecimal::BigDecimal| q
-            .bind(v.clone()))
-    }
-}
-
-impl Bind for Query<'_, sqlx::MySql> {
-    fn bind_param(self, param: &Param) -> Self {
-        bind_common!(self, param, |q: Self, v: &bigdecimal::BigDecimal| q
-            .bind(v.clone()))
-    }
-}
-
-/// What kind of failure an engine error is.
-pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
-    match &e {
-        sqlx::Error::Database(db) => {
-            let message = engine_message(db.message());
-            let number = mysql_number(db.as_ref());
-            match classify(db.code().as_deref(), number, &message) {
-                Kind::Input => SqlError::Invalid(message),
-                Kind::Outage => SqlError::Unavailable(message),
-                Kind::Statement => SqlError::Query(message),
-            }
-        }
-        sqlx::Error::Encode(_) => SqlError::Invalid(one_line(&e.to_string())),
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::Protocol(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => SqlError::Unavailable(one_line(&e.to_string())),
-        _ => SqlError::Query(engine_message(&one_line(&e.to_string()))),
-    }
-}
-
-enum Kind {
-    /// The statement was wrong (syntax, names, permissions, read-only).
-    Statement,
-    /// A value was wrong (overflow, out of range, bad encoding, bad date).
-    Input,
-    /// The database could not be used (connection lost, shutting down, out of resources).
-    Outage,
-}
-
-/// The MySQL/MariaDB error number of an engine error.
-pub(crate) fn mysql_number(db: &dyn sqlx::error::DatabaseError) -> Option<u16> {
-    db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-        .map(sqlx::mysql::MySqlDatabaseError::number)
-}
-
-/// Sorts an engine error by its SQLSTATE (PostgreSQL and MySQL), its MySQL error number, or its message.
-fn classify(sqlstate: Option<&str>, number: Option<u16>, message: &str) -> Kind {
-    // MySQL/MariaDB numbers for bad values and lost servers whose SQLSTATE is the generic HY000.
-    match number {
-        Some(
-            1264 | 1265 | 1292 | 1365 | 1366 | 1367 | 1406 | 1411 | 1441 | 1690 | 3140 | 3141
-            | 4025 | 4078,
-        ) => {
-            return Kind::Input;
-        }
-        Some(1040 | 1053 | 1205 | 2002 | 2006 | 2013) => return Kind::Outage,
-        _ => {}
-    }
-    // SQLSTATE classes: 22 is a data exception; 08 a connection exception; 53, 57P0x and 58 are resources,
-    // shutdowns and system errors.
-    let code = sqlstate.unwrap_or("");
-    if code.len() == 5 && code.is_ascii() {
-        match code.get(..2) {
-            Some("22") => return Kind::Input,
-            Some("08" | "53" | "58") => return Kind::Outage,
-            Some("57") if code.starts_with("57P0") => return Kind::Outage,
-            _ => {}
-        }
-    }
-    // SQLite: codes are primary result codes; messages tell the kind.
-    let lower = message.to_ascii_lowercase();
-    if [
-        "integer overflow",
-        "too big",
-        "out of range",
-        "datatype mismatch",
-        "invalid utf",
-        "malformed json",
-    ]
-    .iter()
-    .any(|m| lower.contains(m))
-    {
-        return Kind::Input;
-    }
-    if [
-        "disk i/o error",
-        "unable to open database",
-        "database disk image is malformed",
-        "out of memory",
-    ]
-    .iter()
-    .any(|m| lower.contains(m))
-    {
-        return Kind::Outage;
-    }
-    Kind::Statement
-}
-
-/// An engine's message without the driver's prefixes: `error returned from database: `, SQLite's
-/// `(code: 1) `, MySQL's `1054 (42S22): `.
-fn engine_message(text: &str) -> String {
-    let text = one_line(text);
-    let text = text.trim_start_matches("error returned from database: ");
-    let text = match text.strip_prefix("(code: ") {
-        Some(rest) => rest.split_once(") ").map_or(rest, |(_, m)| m),
-        None => text,
-    };
-    let text = match text.split_once("): ") {
-        Some((code, m))
-            if code
-                .split(' ')
-                .next()
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
-        {
-            m
-        }
-        _ => text,
-    };
-    text.to_owned()
-}
-
-/// A SQLite error message, sorted like the others.
-pub(crate) fn sqlite_error(message: String) -> SqlError {
-    match classify(None, None, &message) {
-        Kind::Input => SqlError::Invalid(message),
-        Kind::Outage => SqlError::Unavailable(message),
-        Kind::Statement => SqlError::Query(message),
-    }
 }
 
 /// SQL text for sqlx, which wants to be told it was checked.

@@ -1,0 +1,139 @@
+//! Rows collected up to the caps: at most `max_rows` rows and `max_bytes` bytes of cell text, the first row's
+//! cells included; a cell is never copied beyond what is left of the byte cap.
+
+use futures_util::TryStreamExt as _;
+use futures_util::stream::BoxStream;
+use serde_json::Value;
+use sqlx::TypeInfo as _;
+
+use super::{QueryLimits, QueryResult, ResultColumn};
+
+/// A decoder: the cell at a column, given at most `max_len` bytes of text; true when the text was cut.
+pub(crate) type Decode<R> = fn(&R, usize, usize) -> (Value, bool);
+
+/// How a stream of rows ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Drained {
+    /// Every row was read.
+    Complete,
+    /// The caps were reached; rows may remain unread and the connection must not be reused as is.
+    Stopped,
+}
+
+/// Collects rows up to the caps.
+pub(crate) struct Collector<'a> {
+    limits: &'a QueryLimits,
+    pub(crate) columns: Vec<ResultColumn>,
+    rows: Vec<Vec<Value>>,
+    bytes: usize,
+    truncated: bool,
+}
+
+impl<'a> Collector<'a> {
+    pub(crate) fn new(limits: &'a QueryLimits) -> Self {
+        Self {
+            limits,
+            columns: Vec::new(),
+            rows: Vec::new(),
+            bytes: 0,
+            truncated: false,
+        }
+    }
+
+    /// Reads rows from `rows` until they end or a cap is reached. The byte cap covers every cell, the first
+    /// row's included: a cell is never copied beyond what is left of it.
+    pub(crate) async fn drain<R>(
+        &mut self,
+        mut rows: BoxStream<'_, Result<R, sqlx::Error>>,
+        decode: Decode<R>,
+    ) -> Result<Drained, sqlx::Error>
+    where
+        R: sqlx::Row,
+        usize: sqlx::ColumnIndex<R>,
+    {
+        while let Some(row) = rows.try_next().await? {
+            if self.columns.is_empty() {
+                self.columns = columns_of_row(&row);
+            }
+            if self.rows.len() >= self.limits.max_rows {
+                self.truncated = true;
+                return Ok(Drained::Stopped);
+            }
+            let mut cut = false;
+            let mut cells = Vec::with_capacity(row.len());
+            for i in 0..row.len() {
+                let left = self.limits.max_bytes.saturating_sub(self.bytes);
+                let (value, was_cut) = decode(&row, i, left);
+                self.bytes = self
+                    .bytes
+                    .saturating_add(cell_len(&value).saturating_add(1));
+                cut |= was_cut;
+                cells.push(value);
+            }
+            if cut || self.bytes > self.limits.max_bytes {
+                self.truncated = true;
+                // A first row is shown cut rather than not at all.
+                if self.rows.is_empty() {
+                    self.rows.push(cells);
+                }
+                return Ok(Drained::Stopped);
+            }
+            self.rows.push(cells);
+        }
+        Ok(Drained::Complete)
+    }
+
+    pub(crate) fn finish(self) -> QueryResult {
+        QueryResult {
+            columns: self.columns,
+            rows: self.rows,
+            truncated: self.truncated,
+        }
+    }
+}
+
+/// The bytes a cell takes as text.
+fn cell_len(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Null => 4,
+        other => other.to_string().len(),
+    }
+}
+
+/// The columns of a result's first row. Where the engine gives no column type (SQLite for expressions and for
+/// declared types it does not map, such as NUMERIC), the first value's own type stands in for it.
+pub(crate) fn columns_of_row<R: sqlx::Row>(row: &R) -> Vec<ResultColumn>
+where
+    usize: sqlx::ColumnIndex<R>,
+{
+    use sqlx::{Column, ValueRef};
+    row.columns()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let declared = c.type_info();
+            let type_name = match row.try_get_raw(i) {
+                Ok(value) if declared.is_null() && !value.is_null() => {
+                    value.type_info().name().to_owned()
+                }
+                _ => declared.name().to_owned(),
+            };
+            ResultColumn {
+                name: c.name().to_owned(),
+                type_name,
+            }
+        })
+        .collect()
+}
+
+/// The columns a prepared statement describes (for results without rows).
+pub(crate) fn columns_of<C: sqlx::Column>(columns: &[C]) -> Vec<ResultColumn> {
+    columns
+        .iter()
+        .map(|c| ResultColumn {
+            name: c.name().to_owned(),
+            type_name: c.type_info().name().to_owned(),
+        })
+        .collect()
+}
