@@ -105,18 +105,20 @@ impl WriteTx {
             Inner::Sqlite(tx) => {
                 let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
                 collector
-                    .drain(query.fetch(&mut **tx), decode::sqlite)
+                    .drain(query.fetch(&mut **tx), decode::sqlite, true)
                     .await
             }
             Inner::Postgres(tx) => {
                 let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params);
                 collector
-                    .drain(query.fetch(&mut **tx), decode::postgres)
+                    .drain(query.fetch(&mut **tx), decode::postgres, true)
                     .await
             }
             Inner::Mysql(tx) => {
                 let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-                collector.drain(query.fetch(&mut **tx), decode::mysql).await
+                collector
+                    .drain(query.fetch(&mut **tx), decode::mysql, true)
+                    .await
             }
         }
         .map_err(write_error)?;

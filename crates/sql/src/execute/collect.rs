@@ -1,12 +1,20 @@
 //! Rows collected up to the caps: at most `max_rows` rows and `max_bytes` bytes of cell text, the first row's
 //! cells included; a cell is never copied beyond what is left of the byte cap.
 
+use std::time::Duration;
+
 use futures_util::TryStreamExt as _;
 use futures_util::stream::BoxStream;
 use serde_json::Value;
 use sqlx::TypeInfo as _;
 
 use super::{QueryLimits, QueryResult, ResultColumn};
+
+/// Rows read and thrown away after the caps, so that a result only a little larger than the cap leaves its
+/// connection reusable; a larger one is abandoned and its connection closed.
+const TAIL_ROWS: usize = 1_000;
+/// The longest time spent reading that tail.
+const TAIL_TIME: Duration = Duration::from_millis(20);
 
 /// A decoder: the cell at a column, given at most `max_len` bytes of text; true when the text was cut.
 pub(crate) type Decode<R> = fn(&R, usize, usize) -> (Value, bool);
@@ -18,6 +26,24 @@ pub(crate) enum Drained {
     Complete,
     /// The caps were reached; rows may remain unread and the connection must not be reused as is.
     Stopped,
+}
+
+/// Reads what is left of a capped result when it is short: `Complete` when the stream ended within
+/// [`TAIL_ROWS`] rows and [`TAIL_TIME`], `Stopped` otherwise. The rows are not decoded.
+async fn finish_tail<R>(rows: &mut BoxStream<'_, Result<R, sqlx::Error>>) -> Drained {
+    let tail = async {
+        for _ in 0..TAIL_ROWS {
+            match rows.try_next().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return Drained::Complete,
+                Err(_) => return Drained::Stopped,
+            }
+        }
+        Drained::Stopped
+    };
+    tokio::time::timeout(TAIL_TIME, tail)
+        .await
+        .unwrap_or(Drained::Stopped)
 }
 
 /// Collects rows up to the caps.
@@ -41,11 +67,14 @@ impl<'a> Collector<'a> {
     }
 
     /// Reads rows from `rows` until they end or a cap is reached. The byte cap covers every cell, the first
-    /// row's included: a cell is never copied beyond what is left of it.
+    /// row's included: a cell is never copied beyond what is left of it. With `tail`, a short rest after the
+    /// caps is read and thrown away so that the connection stays reusable (worth it where a new connection
+    /// costs a handshake).
     pub(crate) async fn drain<R>(
         &mut self,
         mut rows: BoxStream<'_, Result<R, sqlx::Error>>,
         decode: Decode<R>,
+        tail: bool,
     ) -> Result<Drained, sqlx::Error>
     where
         R: sqlx::Row,
@@ -57,7 +86,11 @@ impl<'a> Collector<'a> {
             }
             if self.rows.len() >= self.limits.max_rows {
                 self.truncated = true;
-                return Ok(Drained::Stopped);
+                return Ok(if tail {
+                    finish_tail(&mut rows).await
+                } else {
+                    Drained::Stopped
+                });
             }
             let mut cut = false;
             let mut cells = Vec::with_capacity(row.len());
@@ -76,7 +109,11 @@ impl<'a> Collector<'a> {
                 if self.rows.is_empty() {
                     self.rows.push(cells);
                 }
-                return Ok(Drained::Stopped);
+                return Ok(if tail {
+                    finish_tail(&mut rows).await
+                } else {
+                    Drained::Stopped
+                });
             }
             self.rows.push(cells);
         }

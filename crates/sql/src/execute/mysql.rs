@@ -56,6 +56,7 @@ pub(super) async fn run(
             .drain(
                 sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
                 decode::mysql,
+                true,
             )
             .await;
         if collector.columns.is_empty() {
@@ -65,7 +66,7 @@ pub(super) async fn run(
     } else {
         let query = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_owned())), params);
         let drained = collector
-            .drain(query.fetch(&mut *lease), decode::mysql)
+            .drain(query.fetch(&mut *lease), decode::mysql, true)
             .await;
         if collector.columns.is_empty()
             && drained.is_ok()

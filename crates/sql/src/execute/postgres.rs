@@ -49,6 +49,7 @@ pub(super) async fn run(
             .drain(
                 sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
                 decode::postgres,
+                true,
             )
             .await;
         if collector.columns.is_empty() {
@@ -61,7 +62,7 @@ pub(super) async fn run(
             params
         );
         let drained = collector
-            .drain(query.fetch(&mut *lease), decode::postgres)
+            .drain(query.fetch(&mut *lease), decode::postgres, true)
             .await;
         if collector.columns.is_empty()
             && drained.is_ok()

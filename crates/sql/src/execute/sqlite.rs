@@ -45,7 +45,7 @@ pub(super) async fn run(
     let mut collector = Collector::new(limits);
     let query = bind_all!(sqlx::query(AssertSqlSafe(sql.to_owned())), params);
     let drained = collector
-        .drain(query.fetch(&mut *lease), decode::sqlite)
+        .drain(query.fetch(&mut *lease), decode::sqlite, false)
         .await;
     match drained {
         Ok(Drained::Complete) => {
