@@ -43,15 +43,21 @@ pub(super) async fn run(
     .await
     .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() && protocol == Protocol::Text {
-        let statement = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
-            Ok(statement) => statement,
+    let drained = if params.is_empty() && protocol != Protocol::Prepared {
+        let checked = if protocol == Protocol::TrustedText {
+            Ok(Vec::new())
+        } else {
+            sqlx::Executor::prepare(&mut *lease, sql_str(sql))
+                .await
+                .map(|statement| columns_of(sqlx::Statement::columns(&statement)))
+        };
+        let described = match checked {
+            Ok(columns) => columns,
             Err(e) => {
                 end(lease, mariadb).await;
                 return Err(error(e, limits));
             }
         };
-        let described = columns_of(sqlx::Statement::columns(&statement));
         let drained = collector
             .drain(
                 sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),

@@ -31,9 +31,16 @@ pub(super) async fn run(
         .await
         .map_err(db_error)?;
     let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() && protocol == Protocol::Text {
-        let described = match sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await {
-            Ok(statement) => columns_of(sqlx::Statement::columns(&statement)),
+    let drained = if params.is_empty() && protocol != Protocol::Prepared {
+        let checked = if protocol == Protocol::TrustedText {
+            Ok(Vec::new())
+        } else {
+            sqlx::Executor::prepare(&mut *lease, sql_str(sql))
+                .await
+                .map(|statement| columns_of(sqlx::Statement::columns(&statement)))
+        };
+        let described = match checked {
+            Ok(columns) => columns,
             // The server parsed it, but the driver could not describe a result type (sqlx 0.9 knows no
             // multiranges): PostgreSQL's own list of this session's prepared statements is the proof that it
             // took the text as one statement.
