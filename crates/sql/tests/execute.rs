@@ -4,30 +4,11 @@
 
 mod common;
 
+use common::{engines, limits};
+
 use std::time::Duration;
 
 use steward_sql::{Database, QueryLimits, SqlError};
-
-fn limits(max_rows: usize) -> QueryLimits {
-    QueryLimits {
-        max_rows,
-        ..QueryLimits::default()
-    }
-}
-
-async fn engines() -> Vec<(&'static str, Database, &'static str)> {
-    let mut out = Vec::new();
-    if let Some(db) = common::chinook_sqlite().await {
-        out.push(("sqlite", db, "Track"));
-    }
-    if let Some(db) = common::chinook_postgres().await {
-        out.push(("postgres", db, "track"));
-    }
-    if let Some(db) = common::chinook_mariadb().await {
-        out.push(("mariadb", db, "Track"));
-    }
-    out
-}
 
 #[tokio::test]
 async fn row_cap_truncates_and_says_so() {

@@ -5,37 +5,18 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::Duration;
-
-use steward_sql::{Database, Param, QueryLimits, SqlError, cell_text};
-
-fn limits(max_rows: usize) -> QueryLimits {
-    QueryLimits {
-        max_rows,
-        ..QueryLimits::default()
-    }
-}
-
-async fn engines() -> Vec<(&'static str, Database, &'static str)> {
-    let mut out = Vec::new();
-    if let Some(db) = common::chinook_sqlite().await {
-        out.push(("sqlite", db, "Track"));
-    }
-    if let Some(db) = common::chinook_postgres().await {
-        out.push(("postgres", db, "track"));
-    }
-    if let Some(db) = common::chinook_mariadb().await {
-        out.push(("mariadb", db, "Track"));
-    }
-    out
-}
+use common::{engines, limits};
 
 /// The text of the first cell of a query's first row.
 async fn first(db: &Database, sql: &str) -> String {
     let result = db.query_read_only(sql, &[], &limits(5)).await.unwrap();
     cell_text(&result.rows[0][0])
 }
+
+use std::process::Command;
+use std::time::Duration;
+
+use steward_sql::{Database, Param, QueryLimits, SqlError, cell_text};
 
 #[tokio::test]
 async fn a_query_cut_off_leaves_no_session_behind() {

@@ -22,6 +22,7 @@ mod errors;
 mod lease;
 mod mysql;
 mod postgres;
+mod read;
 mod sqlite;
 mod sqlite_check;
 

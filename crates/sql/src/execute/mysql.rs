@@ -5,9 +5,10 @@
 
 use sqlx::{AssertSqlSafe, MySql, MySqlPool};
 
+use super::read;
 use super::{
-    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, bind_all, columns_of,
-    db_error, decode, millis, mysql_number, sql_str,
+    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, db_error, decode, millis,
+    mysql_number,
 };
 use crate::error::SqlError;
 
@@ -42,46 +43,29 @@ pub(super) async fn run(
     .execute(&mut *lease)
     .await
     .map_err(db_error)?;
-    let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() && protocol != Protocol::Prepared {
-        let checked = if protocol == Protocol::TrustedText {
-            Ok(Vec::new())
-        } else {
-            sqlx::Executor::prepare(&mut *lease, sql_str(sql))
-                .await
-                .map(|statement| columns_of(sqlx::Statement::columns(&statement)))
-        };
-        let described = match checked {
-            Ok(columns) => columns,
-            Err(e) => {
-                end(lease, mariadb).await;
-                return Err(error(e, limits));
-            }
-        };
-        let drained = collector
-            .drain(
-                sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
-                decode::mysql,
-                true,
-            )
-            .await;
-        if collector.columns.is_empty() {
-            collector.columns = described;
-        }
-        drained
+    let proof = if read::text(params, protocol) {
+        read::prove::<MySql>(&mut lease, sql, protocol).await
     } else {
-        let query = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_owned())), params);
-        let drained = collector
-            .drain(query.fetch(&mut *lease), decode::mysql, true)
-            .await;
-        if collector.columns.is_empty()
-            && drained.is_ok()
-            && let Ok(statement) = sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await
-        {
-            collector.columns = columns_of(sqlx::Statement::columns(&statement));
-        }
-        drained
+        Ok(Vec::new())
     };
+    let described = match proof {
+        Ok(columns) => columns,
+        Err(e) => {
+            end(lease, mariadb).await;
+            return Err(error(e, limits));
+        }
+    };
+    let mut collector = Collector::new(limits);
+    let drained = read::fetch::<MySql>(
+        &mut lease,
+        sql,
+        params,
+        protocol,
+        described,
+        &mut collector,
+        decode::mysql,
+    )
+    .await;
     match drained {
         Ok(Drained::Complete) => {
             end(lease, mariadb).await;

@@ -5,9 +5,9 @@
 
 use sqlx::{AssertSqlSafe, PgPool, Postgres};
 
+use super::read;
 use super::{
-    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, bind_all, columns_of,
-    db_error, decode, millis, sql_str,
+    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, db_error, decode, millis,
 };
 use crate::error::SqlError;
 
@@ -30,55 +30,35 @@ pub(super) async fn run(
         .execute(&mut *lease)
         .await
         .map_err(db_error)?;
-    let mut collector = Collector::new(limits);
-    let drained = if params.is_empty() && protocol != Protocol::Prepared {
-        let checked = if protocol == Protocol::TrustedText {
-            Ok(Vec::new())
-        } else {
-            sqlx::Executor::prepare(&mut *lease, sql_str(sql))
-                .await
-                .map(|statement| columns_of(sqlx::Statement::columns(&statement)))
-        };
-        let described = match checked {
-            Ok(columns) => columns,
-            // The server parsed it, but the driver could not describe a result type (sqlx 0.9 knows no
-            // multiranges): PostgreSQL's own list of this session's prepared statements is the proof that it
-            // took the text as one statement.
-            Err(e) if !matches!(e, sqlx::Error::Database(_)) && prepared(&mut lease, sql).await => {
-                Vec::new()
-            }
-            Err(e) => {
-                end(lease).await;
-                return Err(error(e, limits));
-            }
-        };
-        let drained = collector
-            .drain(
-                sqlx::raw_sql(AssertSqlSafe(sql.to_owned())).fetch(&mut *lease),
-                decode::postgres,
-                true,
-            )
-            .await;
-        if collector.columns.is_empty() {
-            collector.columns = described;
-        }
-        drained
+    let proof = if read::text(params, protocol) {
+        read::prove::<Postgres>(&mut lease, sql, protocol).await
     } else {
-        let query = bind_all!(
-            sqlx::query::<Postgres>(AssertSqlSafe(sql.to_owned())),
-            params
-        );
-        let drained = collector
-            .drain(query.fetch(&mut *lease), decode::postgres, true)
-            .await;
-        if collector.columns.is_empty()
-            && drained.is_ok()
-            && let Ok(statement) = sqlx::Executor::prepare(&mut *lease, sql_str(sql)).await
-        {
-            collector.columns = columns_of(sqlx::Statement::columns(&statement));
-        }
-        drained
+        Ok(Vec::new())
     };
+    let described = match proof {
+        Ok(columns) => columns,
+        // The server parsed it, but the driver could not describe a result type (sqlx 0.9 knows no
+        // multiranges): PostgreSQL's own list of this session's prepared statements is the proof that it took
+        // the text as one statement.
+        Err(e) if !matches!(e, sqlx::Error::Database(_)) && prepared(&mut lease, sql).await => {
+            Vec::new()
+        }
+        Err(e) => {
+            end(lease).await;
+            return Err(error(e, limits));
+        }
+    };
+    let mut collector = Collector::new(limits);
+    let drained = read::fetch::<Postgres>(
+        &mut lease,
+        sql,
+        params,
+        protocol,
+        described,
+        &mut collector,
+        decode::postgres,
+    )
+    .await;
     match drained {
         Ok(Drained::Complete) => {
             end(lease).await;

@@ -276,3 +276,26 @@ pub fn defog_gold(data: &std::path::Path) -> Vec<(String, String, String)> {
     }
     out
 }
+
+/// Limits with a row cap.
+pub fn limits(max_rows: usize) -> steward_sql::QueryLimits {
+    steward_sql::QueryLimits {
+        max_rows,
+        ..steward_sql::QueryLimits::default()
+    }
+}
+
+/// This run's Chinook on every engine that answers: (name, database, the Track table's name there).
+pub async fn engines() -> Vec<(&'static str, Database, &'static str)> {
+    let mut out = Vec::new();
+    if let Some(db) = chinook_sqlite().await {
+        out.push(("sqlite", db, "Track"));
+    }
+    if let Some(db) = chinook_postgres().await {
+        out.push(("postgres", db, "track"));
+    }
+    if let Some(db) = chinook_mariadb().await {
+        out.push(("mariadb", db, "Track"));
+    }
+    out
+}
