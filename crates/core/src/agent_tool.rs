@@ -8,10 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::agent::Agent;
-use crate::event::{NoObserver, Observer};
 use crate::model::Model;
 use crate::outcome::Outcome;
-use crate::policy::{AnnotationPolicy, Policy};
 use crate::runner::{RunStatus, Runner};
 use crate::schema::schema_for;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -26,12 +24,12 @@ pub struct AgentRequest {
 }
 
 /// An [`Agent`] that other agents call as a tool. Each call is a run of its own, whose id is derived from the
-/// call (`<run id>/<call id>`), reported to the same observer; the answer is the tool's output.
+/// call (`<run id>/<call id>`) and whose parent is the caller's run. It inherits everything about the caller's
+/// run from the call's [`ToolContext`]: the observer, the policy, the principal and the budget, so its events
+/// are part of the trace and its tokens count against the caller's limit. The answer is the tool's output.
 pub struct AgentTool {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
-    policy: Arc<dyn Policy>,
-    observer: Arc<dyn Observer>,
     spec: ToolSpec,
 }
 
@@ -51,25 +49,7 @@ impl AgentTool {
             agent.description.clone(),
             schema_for::<AgentRequest>(),
         );
-        Self {
-            agent,
-            model,
-            policy: Arc::new(AnnotationPolicy),
-            observer: Arc::new(NoObserver),
-            spec,
-        }
-    }
-
-    /// The same tool with a policy for the sub-agent's calls.
-    pub fn with_policy(mut self, policy: Arc<dyn Policy>) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// The same tool reporting the sub-agent's events to `observer`.
-    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
-        self.observer = observer;
-        self
+        Self { agent, model, spec }
     }
 
     /// The agent.
@@ -86,11 +66,8 @@ impl Tool for AgentTool {
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AgentRequest = parse_args(args)?;
-        let runner = Runner::new(self.agent.clone(), self.model.clone())
-            .with_policy(self.policy.clone())
-            .with_observer(self.observer.clone());
-        let mut run =
-            runner.start_with_id(&args.request, format!("{}/{}", ctx.run_id, ctx.call_id));
+        let runner = Runner::for_call(self.agent.clone(), self.model.clone(), ctx);
+        let mut run = runner.start_for_call(&args.request, ctx);
         let name = &self.agent.name;
         match runner.drive(&mut run).await {
             RunStatus::Done(Outcome::Answered { answer }) => Ok(ToolOutput::text(answer)),

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::message::ToolCall;
@@ -140,10 +141,41 @@ pub enum Event {
     },
 }
 
+/// An event with when it happened and where its run sits in the run tree. Runners report records; observers
+/// that only need the event implement [`Observer::on_event`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// When the event happened (UTC).
+    pub at: DateTime<Utc>,
+    /// The run that started this event's run (a router's run for its specialists), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// The event.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+impl EventRecord {
+    /// The event, stamped now.
+    pub fn now(event: Event, parent_run_id: Option<String>) -> Self {
+        Self {
+            at: Utc::now(),
+            parent_run_id,
+            event,
+        }
+    }
+}
+
 /// Receives the events of runs. Closures `Fn(&Event)` are observers too.
 pub trait Observer: Send + Sync {
     /// Called for every event, in order.
     fn on_event(&self, event: &Event);
+
+    /// Called for every event with its time and parent run; by default passes the event to
+    /// [`Observer::on_event`].
+    fn on_record(&self, record: &EventRecord) {
+        self.on_event(&record.event);
+    }
 }
 
 impl<F> Observer for F
@@ -166,7 +198,7 @@ impl Observer for NoObserver {
 /// An observer that keeps every event in memory (for tests and small tools).
 #[derive(Clone, Debug, Default)]
 pub struct EventLog {
-    events: Arc<Mutex<Vec<Event>>>,
+    records: Arc<Mutex<Vec<EventRecord>>>,
 }
 
 impl EventLog {
@@ -177,8 +209,13 @@ impl EventLog {
 
     /// A copy of the events so far.
     pub fn events(&self) -> Vec<Event> {
-        match self.events.lock() {
-            Ok(events) => events.clone(),
+        self.records().into_iter().map(|r| r.event).collect()
+    }
+
+    /// A copy of the records (events with their times and parent runs) so far.
+    pub fn records(&self) -> Vec<EventRecord> {
+        match self.records.lock() {
+            Ok(records) => records.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
@@ -186,10 +223,14 @@ impl EventLog {
 
 impl Observer for EventLog {
     fn on_event(&self, event: &Event) {
-        let mut events = self
-            .events
+        self.on_record(&EventRecord::now(event.clone(), None));
+    }
+
+    fn on_record(&self, record: &EventRecord) {
+        let mut records = self
+            .records
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        events.push(event.clone());
+        records.push(record.clone());
     }
 }

@@ -46,6 +46,7 @@
 
 mod agent;
 mod agent_tool;
+mod budget;
 mod error;
 mod event;
 mod final_answer;
@@ -66,14 +67,15 @@ mod validate;
 
 pub use agent::Agent;
 pub use agent_tool::{AgentRequest, AgentTool};
+pub use budget::{Principal, RunBudget};
 pub use error::Error;
-pub use event::{Event, EventLog, NoObserver, Observer};
+pub use event::{Event, EventLog, EventRecord, NoObserver, Observer};
 pub use final_answer::{FinalAnswerArgs, final_answer};
 pub use history::{HistoryBudget, Retention, cut_output, estimate_tokens, message_tokens};
 pub use message::{Message, Role, ToolCall};
 pub use model::{
-    Capabilities, FinishReason, Model, ModelError, ModelRequest, ModelResponse, ResponseFormat,
-    StreamDelta, ToolChoice, Usage,
+    Capabilities, FailureCause, FinishReason, Model, ModelError, ModelRequest, ModelResponse,
+    ResponseFormat, StreamDelta, ToolChoice, Usage,
 };
 pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};

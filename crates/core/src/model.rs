@@ -248,9 +248,57 @@ pub enum ModelError {
         /// What was wrong with it.
         message: String,
     },
+    /// A replayed run asked the model something other than what was recorded.
+    #[error("{0}")]
+    Replay(String),
     /// Anything else (for example a scripted model with no responses left).
     #[error("{0}")]
     Other(String),
+}
+
+impl ModelError {
+    /// What failed, for exit codes and reports.
+    pub fn cause(&self) -> FailureCause {
+        match self {
+            Self::Status { .. } | Self::Transport { .. } | Self::Timeout { .. } => {
+                FailureCause::Provider
+            }
+            Self::InvalidResponse { .. } => FailureCause::Reply,
+            Self::Replay(_) => FailureCause::Replay,
+            Self::Other(_) => FailureCause::Other,
+        }
+    }
+}
+
+/// What made a run fail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FailureCause {
+    /// The provider: an HTTP error, an unreachable server, a timeout.
+    Provider,
+    /// The model's reply could not be used (empty, malformed, not what was asked).
+    Reply,
+    /// A replayed run diverged from its recording.
+    Replay,
+    /// A database the run depends on could not be used.
+    Engine,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+impl FailureCause {
+    /// A short machine-readable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Provider => "provider",
+            Self::Reply => "reply",
+            Self::Replay => "replay",
+            Self::Engine => "engine",
+            Self::Other => "other",
+        }
+    }
 }
 
 /// A language model that takes a conversation and tools and returns a reply.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::Message;
-use crate::model::Usage;
+use crate::model::{FailureCause, Usage};
 
 /// How a run ended. Every outcome keeps the whole transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +36,9 @@ pub enum Outcome {
     ModelFailed {
         /// What went wrong.
         error: String,
+        /// What failed: the provider, the reply, a replay, an engine.
+        #[serde(default)]
+        cause: FailureCause,
     },
     /// The run was cancelled by its caller.
     Cancelled,
@@ -80,7 +83,11 @@ impl std::fmt::Display for Outcome {
             Self::TimeLimit { limit_ms } => {
                 write!(f, "stopped at the time limit of {limit_ms} ms")
             }
-            Self::ModelFailed { error } => write!(f, "the model failed: {error}"),
+            Self::ModelFailed { error, cause } => match cause {
+                FailureCause::Replay => write!(f, "the replay diverged: {error}"),
+                FailureCause::Engine => write!(f, "the database failed: {error}"),
+                _ => write!(f, "the model failed: {error}"),
+            },
             Self::Cancelled => f.write_str("cancelled"),
         }
     }

@@ -5,8 +5,7 @@
 //! while it waits for a person and resumed in another process. [`crate::Runner`] drives it with a model, tools
 //! and a policy.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,7 +13,7 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::history::{HistoryBudget, Retention, cut_output, leading_system};
 use crate::message::{Message, ToolCall};
-use crate::model::{ModelRequest, ModelResponse, Usage};
+use crate::model::{FailureCause, ModelRequest, ModelResponse, Usage};
 use crate::outcome::{Outcome, Transcript};
 use crate::policy::{Approval, Decision, Policy};
 use crate::tool::{ToolError, ToolOutput};
@@ -126,6 +125,8 @@ enum Phase {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent_id: Option<String>,
     agent: String,
     messages: Vec<Message>,
     #[serde(default)]
@@ -161,6 +162,7 @@ impl Run {
     ) -> Self {
         Self {
             id: id.into(),
+            parent_id: None,
             agent: agent.into(),
             messages,
             dropped: 0,
@@ -191,14 +193,20 @@ impl Run {
         Ok(())
     }
 
-    /// A fresh, process-unique run id like `run_18f3a2b4c5d-0001`.
+    /// A fresh run id: a UUIDv7, unique across processes and machines and ordered by time.
     pub fn generate_id() -> String {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        format!("run_{millis:x}-{n:04x}")
+        uuid::Uuid::now_v7().to_string()
+    }
+
+    /// The same run, started by a call in the run `parent` (a specialist's run under a router's).
+    pub fn with_parent(mut self, parent: impl Into<String>) -> Self {
+        self.parent_id = Some(parent.into());
+        self
+    }
+
+    /// The run that started this one, if any.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
     }
 
     /// The run's id.
@@ -272,6 +280,11 @@ impl Run {
         self.limits
             .time_limit
             .map(|limit| limit.saturating_sub(self.turn_elapsed()))
+    }
+
+    /// Tokens used before the current turn began (a conversation's earlier questions).
+    pub fn turn_tokens(&self) -> u64 {
+        self.turn.tokens
     }
 
     fn turn_elapsed(&self) -> Duration {
@@ -396,6 +409,7 @@ impl Run {
                             "the model returned an empty reply (finish reason: {:?})",
                             response.finish_reason
                         ),
+                        cause: FailureCause::Reply,
                     }
                 } else {
                     Outcome::Answered { answer }

@@ -12,10 +12,11 @@ use futures_util::FutureExt as _;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 
 use crate::agent::Agent;
+use crate::budget::{Principal, RunBudget};
 use crate::error::Error;
-use crate::event::{Event, NoObserver, Observer};
+use crate::event::{Event, EventRecord, NoObserver, Observer};
 use crate::message::{Message, ToolCall};
-use crate::model::{Model, ModelRequest, StreamDelta};
+use crate::model::{FailureCause, Model, ModelRequest, StreamDelta};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Approval, Policy};
 use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
@@ -41,6 +42,8 @@ pub struct Runner {
     model: Arc<dyn Model>,
     policy: Arc<dyn Policy>,
     observer: Arc<dyn Observer>,
+    principal: Arc<Principal>,
+    budget: Option<Arc<RunBudget>>,
     streaming: bool,
 }
 
@@ -52,8 +55,33 @@ impl Runner {
             model,
             policy: Arc::new(AnnotationPolicy),
             observer: Arc::new(NoObserver),
+            principal: Arc::new(Principal::local()),
+            budget: None,
             streaming: false,
         }
+    }
+
+    /// A runner for a sub-run started by a tool call: it reports to the call's observer, obeys its policy,
+    /// acts for its principal and spends from its budget.
+    pub fn for_call(agent: Arc<Agent>, model: Arc<dyn Model>, ctx: &ToolContext) -> Self {
+        Self::new(agent, model)
+            .with_policy(ctx.policy.clone())
+            .with_observer(ctx.observer.clone())
+            .with_principal(ctx.principal.clone())
+            .with_budget(ctx.budget.clone())
+    }
+
+    /// The same runner acting for `principal` (who is asking; the local user by default).
+    pub fn with_principal(mut self, principal: Arc<Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// The same runner spending from a shared budget (a sub-run's parent budget). Without one, each run has
+    /// its own, from the agent's token limit.
+    pub fn with_budget(mut self, budget: Arc<RunBudget>) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// The same runner asking the model to stream; pieces are reported as [`Event::ModelDelta`].
@@ -93,23 +121,43 @@ impl Runner {
 
     /// A new run with a given id (not driven yet).
     pub fn start_with_id(&self, input: &str, id: String) -> Run {
-        let run = self.agent.start_with_id(input, id);
-        self.emit(Event::RunStarted {
-            run_id: run.id().to_owned(),
-            agent: self.agent.name.clone(),
-            input: input.to_owned(),
-        });
+        self.begin(self.agent.start_with_id(input, id), input)
+    }
+
+    /// A new run started by the tool call `ctx` (its id is `<run id>/<call id>`, its parent the caller's run).
+    pub fn start_for_call(&self, input: &str, ctx: &ToolContext) -> Run {
+        let id = format!("{}/{}", ctx.run_id, ctx.call_id);
+        self.begin(
+            self.agent
+                .start_with_id(input, id)
+                .with_parent(ctx.run_id.clone()),
+            input,
+        )
+    }
+
+    fn begin(&self, run: Run, input: &str) -> Run {
+        self.emit(
+            &run,
+            Event::RunStarted {
+                run_id: run.id().to_owned(),
+                agent: self.agent.name.clone(),
+                input: input.to_owned(),
+            },
+        );
         run
     }
 
     /// Records a person's decision on a call waiting for approval (the run is not driven yet).
     pub fn decide(&self, run: &mut Run, call_id: &str, approval: Approval) -> Result<(), Error> {
         run.decide(call_id, &approval)?;
-        self.emit(Event::ApprovalDecided {
-            run_id: run.id().to_owned(),
-            call_id: call_id.to_owned(),
-            approval,
-        });
+        self.emit(
+            run,
+            Event::ApprovalDecided {
+                run_id: run.id().to_owned(),
+                call_id: call_id.to_owned(),
+                approval,
+            },
+        );
         Ok(())
     }
 
@@ -131,12 +179,7 @@ impl Runner {
             return;
         }
         run.abort(Outcome::Cancelled);
-        self.emit(Event::Finished {
-            run_id: run.id().to_owned(),
-            outcome: Outcome::Cancelled,
-            usage: run.usage(),
-            steps: run.steps(),
-        });
+        self.finished(run, Outcome::Cancelled);
     }
 
     /// Drives the run until it is done or waits for approval.
@@ -144,45 +187,74 @@ impl Runner {
         if let Some(outcome) = run.outcome() {
             return RunStatus::Done(outcome.clone());
         }
+        let budget = self.budget.clone().unwrap_or_else(|| {
+            let turn = run.usage().total().saturating_sub(run.turn_tokens());
+            Arc::new(RunBudget::new(run.limits().max_tokens, None).with_spent(turn))
+        });
         loop {
             match run.next(&self.agent.tools) {
-                Step::CallModel(request) => self.call_model(run, request).await,
-                Step::CallTools(invocations) => self.call_tools(run, invocations).await,
+                Step::CallModel(request) => {
+                    if let Some(outcome) = exhausted(&budget) {
+                        run.abort(outcome);
+                        continue;
+                    }
+                    self.call_model(run, request, &budget).await;
+                }
+                Step::CallTools(invocations) => self.call_tools(run, invocations, &budget).await,
                 Step::AwaitApproval(requests) => return RunStatus::AwaitingApproval(requests),
                 Step::Done(outcome) => {
-                    self.emit(Event::Finished {
-                        run_id: run.id().to_owned(),
-                        outcome: outcome.clone(),
-                        usage: run.usage(),
-                        steps: run.steps(),
-                    });
+                    self.finished(run, outcome.clone());
                     return RunStatus::Done(outcome);
                 }
             }
         }
     }
 
-    fn emit(&self, event: Event) {
-        self.observer.on_event(&event);
+    fn finished(&self, run: &Run, outcome: Outcome) {
+        self.emit(
+            run,
+            Event::Finished {
+                run_id: run.id().to_owned(),
+                outcome,
+                usage: run.usage(),
+                steps: run.steps(),
+            },
+        );
     }
 
-    async fn call_model(&self, run: &mut Run, request: ModelRequest) {
+    fn emit(&self, run: &Run, event: Event) {
+        self.emit_under(run.parent_id(), event);
+    }
+
+    fn emit_under(&self, parent: Option<&str>, event: Event) {
+        self.observer
+            .on_record(&EventRecord::now(event, parent.map(str::to_owned)));
+    }
+
+    async fn call_model(&self, run: &mut Run, request: ModelRequest, budget: &RunBudget) {
         let run_id = run.id().to_owned();
+        let parent = run.parent_id().map(str::to_owned);
         let step = run.steps() + 1;
-        self.emit(Event::ModelRequest {
-            run_id: run_id.clone(),
-            step,
-            messages: request.messages.len(),
-            tools: request.tools.len(),
-        });
+        self.emit(
+            run,
+            Event::ModelRequest {
+                run_id: run_id.clone(),
+                step,
+                messages: request.messages.len(),
+                tools: request.tools.len(),
+            },
+        );
         let started = Instant::now();
         let reply = if self.streaming {
             let on_delta = |delta: StreamDelta| {
-                self.emit(Event::ModelDelta {
-                    run_id: run_id.clone(),
-                    step,
-                    delta,
-                });
+                self.emit_under(
+                    parent.as_deref(),
+                    Event::ModelDelta {
+                        run_id: run_id.clone(),
+                        step,
+                        delta,
+                    },
+                );
             };
             within(run.remaining(), self.model.stream(&request, &on_delta)).await
         } else {
@@ -195,11 +267,13 @@ impl Runner {
             Some(Err(error)) => {
                 return run.abort(Outcome::ModelFailed {
                     error: error.to_string(),
+                    cause: error.cause(),
                 });
             }
             Some(Ok(response)) => response,
         };
         let usage = response.usage;
+        budget.spend(usage.total());
         let finish_reason = response.finish_reason.clone();
         let verdicts =
             match run.on_model_response(response, &self.agent.tools, self.policy.as_ref()) {
@@ -207,43 +281,53 @@ impl Runner {
                 Err(error) => {
                     return run.abort(Outcome::ModelFailed {
                         error: error.to_string(),
+                        cause: FailureCause::Reply,
                     });
                 }
             };
         let (content, tool_calls) = last_assistant(run.messages());
-        self.emit(Event::ModelResponse {
-            run_id: run_id.clone(),
-            step,
-            content,
-            tool_calls,
-            usage,
-            finish_reason,
-            duration_ms: millis(spent),
-        });
+        self.emit(
+            run,
+            Event::ModelResponse {
+                run_id: run_id.clone(),
+                step,
+                content,
+                tool_calls,
+                usage,
+                finish_reason,
+                duration_ms: millis(spent),
+            },
+        );
         for verdict in verdicts {
             let run_id = run_id.clone();
-            match verdict {
-                Verdict::Rejected(call, rejection) => self.emit(Event::ValidationError {
+            let event = match verdict {
+                Verdict::Rejected(call, rejection) => Event::ValidationError {
                     run_id,
                     call,
                     rejection,
-                }),
-                Verdict::Denied(call, reason) => self.emit(Event::ToolDenied {
+                },
+                Verdict::Denied(call, reason) => Event::ToolDenied {
                     run_id,
                     call,
                     reason,
-                }),
-                Verdict::NeedsApproval(call, reason) => self.emit(Event::ApprovalRequested {
+                },
+                Verdict::NeedsApproval(call, reason) => Event::ApprovalRequested {
                     run_id,
                     call,
                     reason,
-                }),
-                Verdict::Allowed(_) | Verdict::FinalAnswer(_) => {}
-            }
+                },
+                Verdict::Allowed(_) | Verdict::FinalAnswer(_) => continue,
+            };
+            self.emit(run, event);
         }
     }
 
-    async fn call_tools(&self, run: &mut Run, invocations: Vec<Invocation>) {
+    async fn call_tools(
+        &self,
+        run: &mut Run,
+        invocations: Vec<Invocation>,
+        budget: &Arc<RunBudget>,
+    ) {
         let run_id = run.id().to_owned();
         let concurrent = invocations.len() > 1
             && invocations.iter().all(|inv| {
@@ -252,20 +336,23 @@ impl Runner {
                     .get(&inv.call.name)
                     .is_some_and(|t| t.spec().annotations.read_only)
             });
-        let budget = run.remaining();
+        let time_left = run.remaining();
         let started = Instant::now();
-        let left = || budget.map(|b| b.saturating_sub(started.elapsed()));
+        let left = || time_left.map(|b| b.saturating_sub(started.elapsed()));
         for inv in &invocations {
-            self.emit(Event::ToolCall {
-                run_id: run_id.clone(),
-                call: inv.call.clone(),
-            });
+            self.emit(
+                run,
+                Event::ToolCall {
+                    run_id: run_id.clone(),
+                    call: inv.call.clone(),
+                },
+            );
         }
         let mut timed_out = false;
         if concurrent {
             let mut running: FuturesUnordered<_> = invocations
                 .into_iter()
-                .map(|inv| self.invoke(&run_id, inv))
+                .map(|inv| self.invoke(&run_id, inv, budget))
                 .collect();
             loop {
                 match within(left(), running.next()).await {
@@ -279,7 +366,7 @@ impl Runner {
             }
         } else {
             for inv in invocations {
-                match within(left(), self.invoke(&run_id, inv)).await {
+                match within(left(), self.invoke(&run_id, inv, budget)).await {
                     Some((call, result, spent)) => self.record(run, &call, result, spent),
                     None => {
                         timed_out = true;
@@ -310,24 +397,33 @@ impl Runner {
             Ok(()) => diagnostic,
             Err(e) => Some(e.to_string()),
         };
-        self.emit(Event::ToolResult {
-            run_id: run.id().to_owned(),
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            content,
-            is_error,
-            data,
-            diagnostic,
-            duration_ms: millis(spent),
-        });
+        self.emit(
+            run,
+            Event::ToolResult {
+                run_id: run.id().to_owned(),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                content,
+                is_error,
+                data,
+                diagnostic,
+                duration_ms: millis(spent),
+            },
+        );
     }
 
     async fn invoke(
         &self,
         run_id: &str,
         inv: Invocation,
+        budget: &Arc<RunBudget>,
     ) -> (ToolCall, Result<ToolOutput, ToolError>, Duration) {
-        let ctx = ToolContext::new(run_id, inv.call.id.as_str(), self.agent.name.as_str());
+        let ctx = ToolContext::new(run_id, inv.call.id.as_str(), self.agent.name.as_str())
+            .with_tool(inv.call.name.as_str())
+            .with_principal(self.principal.clone())
+            .with_observer(self.observer.clone())
+            .with_policy(self.policy.clone())
+            .with_budget(budget.clone());
         let started = Instant::now();
         let result = match self.agent.tools.get(&inv.call.name) {
             Some(tool) => AssertUnwindSafe(tool.call(&ctx, inv.args))
@@ -357,6 +453,16 @@ async fn within<F: Future>(limit: Option<Duration>, future: F) -> Option<F::Outp
         }
         _ => Some(future.await),
     }
+}
+
+/// The outcome when the shared budget is used up.
+fn exhausted(budget: &RunBudget) -> Option<Outcome> {
+    if let Some((limit, used)) = budget.tokens_exhausted() {
+        return Some(Outcome::TokenBudget { limit, used });
+    }
+    budget
+        .steps_exhausted()
+        .map(|limit| Outcome::MaxSteps { limit })
 }
 
 fn time_limit(run: &Run) -> Outcome {

@@ -24,7 +24,8 @@ async fn a_router_calls_an_agent_like_a_tool() {
     let mut dates = agent(Toolbox::new().with(current_date()).unwrap())
         .with_description("Answers questions about dates.");
     dates.name = "dates".into();
-    let tool = AgentTool::new(Arc::new(dates), model.clone()).with_observer(Arc::new(log.clone()));
+    // The sub-agent gets the observer from the call's context, not from its constructor.
+    let tool = AgentTool::new(Arc::new(dates), model.clone());
     use steward_core::Tool as _;
     assert_eq!(tool.spec().name, "dates");
     assert_eq!(tool.spec().description, "Answers questions about dates.");
@@ -51,6 +52,66 @@ async fn a_router_calls_an_agent_like_a_tool() {
         })
         .collect();
     assert_eq!(sub_runs, [format!("{}/r1", run.id())]);
+    // Every event of the sub-run names the router's run as its parent; the router's own have none.
+    let records = log.records();
+    for record in &records {
+        let run_id = match &record.event {
+            Event::RunStarted { run_id, .. }
+            | Event::ModelRequest { run_id, .. }
+            | Event::ModelResponse { run_id, .. }
+            | Event::ToolCall { run_id, .. }
+            | Event::ToolResult { run_id, .. }
+            | Event::Finished { run_id, .. } => run_id.clone(),
+            other => panic!("unexpected event {other:?}"),
+        };
+        let expected = (run_id != run.id()).then(|| run.id().to_owned());
+        assert_eq!(record.parent_run_id, expected, "{record:?}");
+    }
+    assert!(records.windows(2).all(|w| w[0].at <= w[1].at));
+    // Run ids are UUIDv7: unique across processes, ordered by time.
+    let id = uuid::Uuid::parse_str(run.id()).unwrap();
+    assert_eq!(id.get_version_num(), 7);
+}
+
+#[tokio::test]
+async fn a_sub_agent_spends_from_the_routers_token_budget() {
+    // The router may use 100 tokens; its first call uses 30, the specialist's calls 40 each. The specialist
+    // is stopped by the shared budget before its third call, and the router before its second.
+    let model = Arc::new(ScriptedModel::new([
+        calls(&[("r1", "dates", r#"{"request": "loop"}"#)]).with_usage(20, 10),
+        calls(&[("s1", "current_date", "{}")]).with_usage(30, 10),
+        calls(&[("s2", "current_date", "{}")]).with_usage(30, 10),
+        calls(&[("s3", "current_date", "{}")]).with_usage(30, 10),
+        ModelResponse::text("never reached"),
+    ]));
+    let mut dates = agent(Toolbox::new().with(current_date()).unwrap());
+    dates.name = "dates".into();
+    let mut router = agent(
+        Toolbox::new()
+            .with(AgentTool::new(Arc::new(dates), model.clone()))
+            .unwrap(),
+    );
+    router.limits.max_tokens = Some(100);
+    let (runner, _) = runner(router, model.clone());
+    let (run, status) = runner.run("loop").await;
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "the third specialist call must not happen"
+    );
+    let (_, content, is_error) = &tool_results(&run)[0];
+    assert!(is_error);
+    assert!(
+        content.contains("110 tokens used of a budget of 100"),
+        "{content}"
+    );
+    assert_eq!(
+        status,
+        steward_core::RunStatus::Done(steward_core::Outcome::TokenBudget {
+            limit: 100,
+            used: 110
+        })
+    );
 }
 
 #[tokio::test]

@@ -220,7 +220,7 @@ async fn a_failing_model_ends_the_run_with_its_error() {
     let (runner, _) = runner(agent(tools), model);
     let (run, status) = runner.run("date?").await;
     match status {
-        RunStatus::Done(Outcome::ModelFailed { error }) => {
+        RunStatus::Done(Outcome::ModelFailed { error, .. }) => {
             assert!(error.contains("no reply left"), "{error}")
         }
         other => panic!("{other:?}"),
@@ -235,7 +235,7 @@ async fn an_empty_reply_is_a_failure_not_a_silent_answer() {
     let (runner, _) = runner(agent(Toolbox::new()), model);
     let (_, status) = runner.run("hi").await;
     assert!(
-        matches!(status, RunStatus::Done(Outcome::ModelFailed { error }) if error.contains("empty reply"))
+        matches!(status, RunStatus::Done(Outcome::ModelFailed { error, cause: steward_core::FailureCause::Reply }) if error.contains("empty reply"))
     );
 }
 

@@ -181,9 +181,7 @@ project exists, use the id it gives.
             self.tasks(sub_limits)?,
             self.analyst(None, sub_limits)?,
         ] {
-            tools.push(Arc::new(
-                AgentTool::new(Arc::new(agent), model.clone()).with_observer(observer.clone()),
-            ));
+            tools.push(Arc::new(AgentTool::new(Arc::new(agent), model.clone())));
         }
         let instructions = format!(
             "You are Steward, an assistant for a small business. Hand each request to the specialist that handles it:

@@ -14,7 +14,6 @@ use serde_json::Value;
 use steward_core::{Capabilities, Model, ModelError, ModelRequest, ModelResponse, StreamDelta};
 
 use crate::error::Error;
-use crate::http::cut;
 
 /// The first line of a recording.
 #[derive(Debug, Serialize, Deserialize)]
@@ -206,7 +205,7 @@ impl Model for ReplayModel {
         };
         let total = self.exchanges.len();
         let Some(exchange) = self.exchanges.get(index) else {
-            return Err(ModelError::Other(format!(
+            return Err(ModelError::Replay(format!(
                 "replay of {}: the run made more model calls than the {total} recorded",
                 self.path.display()
             )));
@@ -216,7 +215,7 @@ impl Model for ReplayModel {
         let mut differences = Vec::new();
         diff(&recorded, &now, "", &mut differences);
         if !differences.is_empty() {
-            return Err(ModelError::Other(format!(
+            return Err(ModelError::Replay(format!(
                 "replay of {}: model call {} of {total} differs from the recording:\n  {}",
                 self.path.display(),
                 index + 1,
@@ -235,11 +234,10 @@ impl Model for ReplayModel {
     }
 }
 
-const MAX_DIFFERENCES: usize = 8;
-
-/// Readable differences between two JSON values, as `path: recorded …, now …` lines.
+/// Readable differences between two JSON values, as `path: recorded …, now …` lines: every difference, whole
+/// (a replay that diverged is debugged from this text).
 pub(crate) fn diff(recorded: &Value, now: &Value, path: &str, out: &mut Vec<String>) {
-    if out.len() >= MAX_DIFFERENCES || recorded == now {
+    if recorded == now {
         return;
     }
     if path == "tools" {
@@ -273,7 +271,7 @@ pub(crate) fn diff(recorded: &Value, now: &Value, path: &str, out: &mut Vec<Stri
                 }
             }
             for (key, vb) in b {
-                if !a.contains_key(key) && out.len() < MAX_DIFFERENCES {
+                if !a.contains_key(key) {
                     out.push(format!(
                         "{}: recorded absent, now {}",
                         join(path, key),
@@ -286,7 +284,7 @@ pub(crate) fn diff(recorded: &Value, now: &Value, path: &str, out: &mut Vec<Stri
             for (i, (va, vb)) in a.iter().zip(b).enumerate() {
                 diff(va, vb, &format!("{path}[{i}]"), out);
             }
-            if a.len() != b.len() && out.len() < MAX_DIFFERENCES {
+            if a.len() != b.len() {
                 out.push(format!(
                     "{path}: recorded {} items, now {}",
                     a.len(),
@@ -311,7 +309,7 @@ fn join(path: &str, key: &str) -> String {
 }
 
 fn show(value: &Value) -> String {
-    cut(&value.to_string(), 120)
+    value.to_string()
 }
 
 #[cfg(test)]

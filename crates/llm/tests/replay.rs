@@ -84,9 +84,10 @@ async fn a_changed_tool_list_fails_with_the_diff() {
     let (_, status) = Runner::new(Arc::new(agent(true)), Arc::new(replay))
         .run("say hi")
         .await;
-    let RunStatus::Done(Outcome::ModelFailed { error }) = status else {
+    let RunStatus::Done(Outcome::ModelFailed { error, cause }) = status else {
         panic!("{status:?}")
     };
+    assert_eq!(cause, steward_core::FailureCause::Replay);
     assert!(
         error.contains("model call 1 of 2 differs from the recording"),
         "{error}"
@@ -105,9 +106,10 @@ async fn a_changed_question_fails_with_the_diff() {
     let (_, status) = Runner::new(Arc::new(agent(false)), Arc::new(replay))
         .run("say hello")
         .await;
-    let RunStatus::Done(Outcome::ModelFailed { error }) = status else {
+    let RunStatus::Done(Outcome::ModelFailed { error, cause }) = status else {
         panic!("{status:?}")
     };
+    assert_eq!(cause, steward_core::FailureCause::Replay);
     assert!(
         error.contains("messages[1].content: recorded \"say hi\", now \"say hello\""),
         "{error}"
