@@ -257,14 +257,24 @@ async fn text_to_sql_recovers_from_a_wrong_column_with_the_enriched_error() {
         return;
     };
     let kit = SqlToolkit::new(Arc::new(db)).await.unwrap();
+    let sql_call = |id: &str, sql: &str| {
+        ModelResponse::tool_calls(vec![ToolCall::new(
+            id,
+            "run_sql",
+            json!({"sql": sql}).to_string(),
+        )])
+        .with_usage(100, 20)
+    };
     let model = Arc::new(ScriptedModel::new([
-        ModelResponse::text(
-            "```sql\nSELECT COUNT(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Nme = 'Rock';\n```",
+        sql_call(
+            "q1",
+            "SELECT COUNT(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Nme = 'Rock'",
         ),
-        ModelResponse::text(
-            "```sql\nSELECT COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = 'Rock'\n```",
+        sql_call(
+            "q2",
+            "SELECT COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = 'Rock'",
         ),
-        ModelResponse::text("The Rock genre has 1297 tracks."),
+        ModelResponse::text("The Rock genre has 1297 tracks.").with_usage(10, 5),
     ]));
     let agent = kit.ask_database(model.clone());
     let found = agent
@@ -275,6 +285,7 @@ async fn text_to_sql_recovers_from_a_wrong_column_with_the_enriched_error() {
     assert_eq!(found.answer, "The Rock genre has 1297 tracks.");
     assert_eq!(found.result.rows, vec![vec![json!(1297)]]);
     assert!(found.sql.contains("g.Name = 'Rock'"));
+    assert_eq!(found.usage.total(), 255);
     let requests = model.requests();
     assert_eq!(requests.len(), 3);
     // The first request carried the schema context for the question.
@@ -283,25 +294,22 @@ async fn text_to_sql_recovers_from_a_wrong_column_with_the_enriched_error() {
     assert!(system.contains("CREATE TABLE Track"), "{system}");
     // The second carried the enriched error.
     let feedback = requests[1].messages.last().unwrap().text().unwrap();
-    assert!(
-        feedback.starts_with("That query failed: no such column: g.Nme."),
-        "{feedback}"
-    );
+    assert!(feedback.contains("no such column: g.Nme."), "{feedback}");
     assert!(feedback.contains("did you mean g.Name?"), "{feedback}");
-    // The summary saw the SQL and the rows.
-    let summary = requests[2].messages.last().unwrap().text().unwrap();
-    assert!(summary.contains("1297"), "{summary}");
-    // As a tool, it returns the answer, the SQL and the rows.
+    // The answer was written from the rows.
+    let rows_seen = requests[2].messages.last().unwrap().text().unwrap();
+    assert!(rows_seen.contains("1297"), "{rows_seen}");
+    // As a tool, inside a run: the answer, the SQL and the rows; its model calls are events of a sub-run of
+    // the caller's run, reported to the caller's observer.
     let model = Arc::new(ScriptedModel::new([
-        ModelResponse::text("SELECT COUNT(*) AS n FROM Genre"),
+        sql_call("q1", "SELECT COUNT(*) AS n FROM Genre"),
         ModelResponse::text("There are 25 genres."),
     ]));
+    let log = steward_core::EventLog::new();
+    let ctx = ToolContext::new("run-1", "call-7", "analyst").with_observer(Arc::new(log.clone()));
     let out = kit
         .ask_database(model)
-        .call(
-            &ToolContext::default(),
-            json!({"question": "How many genres?"}),
-        )
+        .call(&ctx, json!({"question": "How many genres?"}))
         .await
         .unwrap();
     assert!(
@@ -311,6 +319,17 @@ async fn text_to_sql_recovers_from_a_wrong_column_with_the_enriched_error() {
         out.content
     );
     assert_eq!(rows(&out), vec![vec![json!(25)]]);
+    let records = log.records();
+    assert!(records.len() >= 6, "{records:?}");
+    assert!(
+        records
+            .iter()
+            .all(|r| r.parent_run_id.as_deref() == Some("run-1"))
+    );
+    assert!(matches!(
+        &records[0].event,
+        steward_core::Event::RunStarted { run_id, agent, .. } if run_id == "run-1/call-7" && agent == "ask_database"
+    ));
 }
 
 #[tokio::test]
@@ -319,15 +338,16 @@ async fn text_to_sql_gives_up_after_its_attempts_with_the_last_error() {
         return;
     };
     let kit = SqlToolkit::new(Arc::new(db)).await.unwrap();
-    let model = Arc::new(ScriptedModel::cycle([ModelResponse::text(
-        "```sql\nDELETE FROM Genre\n```",
-    )]));
+    let model = Arc::new(ScriptedModel::cycle([ModelResponse::tool_calls(vec![
+        ToolCall::new("", "run_sql", r#"{"sql": "DELETE FROM Genre"}"#),
+    ])]));
     let err = kit
         .ask_database(model.clone())
         .answer("Delete the genres")
         .await
         .unwrap_err();
-    assert_eq!(model.served(), 3);
+    // Three attempts, then one more call that is told no attempts are left, within the step limit.
+    assert_eq!(model.served(), 4);
     assert!(
         err.message
             .starts_with("The question could not be answered with SQL after 3 attempts."),
