@@ -23,7 +23,8 @@ pub(crate) struct AskArgs {
     #[arg(long)]
     trace: bool,
 
-    /// Print {"answer", "outcome", "steps", "usage", "transcript"} as JSON instead of the answer.
+    /// Print {"answer", "outcome", "steps", "usage", "transcript", "events"} as JSON instead of the answer
+    /// (the events include the sub-agents' steps).
     #[arg(long)]
     json: bool,
 
@@ -53,6 +54,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         runner,
         trace,
         model_name,
+        log,
     } = Session::open(&args.agents, &args.model, args.trace, Some(question)).await?;
 
     let mut run = runner.start(question);
@@ -73,6 +75,8 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
                 "cost_usd": trace.cost(usage),
             },
             "transcript": run.transcript(),
+            // Every event of the run and of its sub-agents' runs, with times and parent runs.
+            "events": log.records(),
         });
         say!("{}", serde_json::to_string_pretty(&output)?);
     } else {

@@ -35,6 +35,7 @@ const HELP: &str = "/reset        start a new conversation
 /// Runs `steward chat` until the user leaves.
 pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let Session {
+        log: _,
         runner,
         trace,
         model_name,

@@ -3,6 +3,7 @@
 mod agents;
 mod ask;
 mod chat;
+mod config_cmd;
 mod db;
 mod demo;
 mod exit;
@@ -27,6 +28,11 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "steward", version, arg_required_else_help = true, after_help = exit::HELP)]
 struct Cli {
+    /// The config file (default: STEWARD_CONFIG, else ./steward.yaml when it exists, else the built-in demo
+    /// configuration).
+    #[arg(long, global = true, env = "STEWARD_CONFIG", value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -47,10 +53,14 @@ enum Command {
     /// List the tools the model sees, or call one exactly as the model would, without a model.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Check the config file, or show it resolved.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _ = agents::CONFIG.set(cli.config.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -68,6 +78,7 @@ fn main() -> ExitCode {
         Command::Sql(command) => runtime.block_on(sql::run(command)),
         Command::Demo(args) => demo::run(args, &runtime),
         Command::Tools(command) => runtime.block_on(tools::run(command)),
+        Command::Config(command) => runtime.block_on(config_cmd::run(command)),
     };
     let code = match result {
         Ok(code) => code,

@@ -16,6 +16,13 @@ impl Style {
         }
     }
 
+    /// Styling for standard output.
+    pub(crate) fn stdout() -> Self {
+        Self {
+            color: std::io::stdout().is_terminal() && color_allowed(),
+        }
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")

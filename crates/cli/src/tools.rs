@@ -10,14 +10,12 @@ use async_trait::async_trait;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use steward_core::{
-    Agent, Limits, Model, ModelError, ModelRequest, ModelResponse, NoObserver, SchemaStyle,
-    ToolCall, ToolContext,
+    Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall, ToolContext,
+    Toolbox,
 };
-use steward_domains::AGENTS;
 
-use crate::agents::Business;
+use crate::agents::build_app;
 use crate::exit;
-use crate::setup::clock;
 use crate::style::Style;
 
 /// `steward tools …`
@@ -33,14 +31,14 @@ pub(crate) enum ToolsCommand {
 #[derive(Args, Debug)]
 pub(crate) struct ListArgs {
     /// Only this agent's tools.
-    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(AGENTS))]
+    #[arg(short, long, value_name = "NAME")]
     agent: Option<String>,
 
-    /// The database (default: the demo database).
+    /// The database (default: the config's, else the demo database).
     #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
     db: Option<String>,
 
-    /// Print a JSON array of {agent, name, description, parameters, annotations}.
+    /// Print a JSON array of {agents, name, description, parameters, annotations}.
     #[arg(long)]
     json: bool,
 }
@@ -55,7 +53,7 @@ pub(crate) struct CallArgs {
     #[arg(default_value = "{}")]
     arguments: String,
 
-    /// The database (default: the demo database).
+    /// The database (default: the config's, else the demo database).
     #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
     db: Option<String>,
 
@@ -79,32 +77,10 @@ impl Model for NoModel {
 
     async fn complete(&self, _request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         Err(ModelError::Other(
-            "no model is configured; agents cannot run from `steward tools`".into(),
+            "no model is configured; tools that call a model cannot run from `steward tools call`"
+                .into(),
         ))
     }
-}
-
-/// Every agent that can be built on this database, by name.
-fn agents(business: &Business, only: Option<&str>) -> anyhow::Result<Vec<Agent>> {
-    let names: Vec<&str> = match only {
-        Some(name) => vec![name],
-        None if business.domain.is_none() => vec!["assistant"],
-        None if business.demo_schema => vec!["expenses", "orders", "tasks", "analyst"],
-        None => vec!["analyst"],
-    };
-    names
-        .into_iter()
-        .map(|name| {
-            business.agent(
-                name,
-                Arc::new(NoModel),
-                Arc::new(NoObserver),
-                None,
-                clock()?,
-                Limits::default(),
-            )
-        })
-        .collect()
 }
 
 /// Runs `steward tools …`.
@@ -116,43 +92,105 @@ pub(crate) async fn run(command: ToolsCommand) -> anyhow::Result<u8> {
 }
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let business = Business::open(args.db.as_deref(), clock()?).await?;
-    let agents = agents(&business, args.agent.as_deref())?;
-    let mut seen = Vec::new();
+    let app = build_app(args.db.as_deref()).await?;
+    let names: Vec<String> = match &args.agent {
+        Some(agent) => match app.agent_def(agent) {
+            Some(def) => def.tools.iter().chain(&def.sub_agents).cloned().collect(),
+            None => bail!(
+                "there is no agent named `{agent}`; the agents are: {}",
+                app.agent_names().collect::<Vec<_>>().join(", ")
+            ),
+        },
+        None => app.tool_names(),
+    };
     let mut out = Vec::new();
-    for agent in &agents {
-        for spec in agent.tools.specs().iter() {
-            if args.agent.is_none() && seen.contains(&spec.name) {
-                continue;
-            }
-            seen.push(spec.name.clone());
-            out.push(json!({
-                "agent": agent.name,
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": spec.model_parameters(SchemaStyle::Standard),
-                "annotations": spec.annotations,
-            }));
-        }
+    for name in names {
+        let spec = if app.agent_def(&name).is_some() && !app.registry().contains(&name) {
+            let agent = app.agent(&name, Arc::new(NoModel), None, Limits::default())?;
+            let tool = steward_core::AgentTool::new(Arc::new(agent), Arc::new(NoModel));
+            steward_core::Tool::spec(&tool).clone()
+        } else {
+            app.tool(&name, Arc::new(NoModel))?.spec().clone()
+        };
+        let agents: Vec<&str> = app
+            .agent_names()
+            .filter(|a| {
+                app.agent_def(a)
+                    .is_some_and(|d| d.tools.contains(&name) || d.sub_agents.contains(&name))
+            })
+            .collect();
+        out.push(json!({
+            "agents": agents,
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.model_parameters(SchemaStyle::Standard),
+            "annotations": spec.annotations,
+        }));
     }
     if args.json {
         say!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(exit::OK);
     }
-    let style = Style::stderr();
-    let mut current = String::new();
+    let style = Style::stdout();
     for tool in &out {
-        let agent = tool["agent"].as_str().unwrap_or_default();
-        if agent != current {
-            say!("{}", style.bold(&format!("{agent}:")));
-            current = agent.to_owned();
-        }
+        let agents: Vec<&str> = tool["agents"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         say!(
-            "  {} — {}",
-            tool["name"].as_str().unwrap_or_default(),
-            tool["description"].as_str().unwrap_or_default()
+            "{} — {}{}",
+            style.bold(tool["name"].as_str().unwrap_or_default()),
+            tool["description"].as_str().unwrap_or_default(),
+            if agents.is_empty() {
+                String::new()
+            } else {
+                style.dim(&format!("  (agents: {})", agents.join(", ")))
+            }
         );
-        say!("    {}", tool["parameters"]);
+        let parameters = &tool["parameters"];
+        let required: Vec<&str> = parameters["required"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(properties) = parameters["properties"].as_object() {
+            for (name, schema) in properties {
+                let kind = schema["type"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        schema["type"].as_array().map(|t| {
+                            t.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join("|")
+                        })
+                    })
+                    .or_else(|| schema["enum"].as_array().map(|_| "enum".to_owned()))
+                    .unwrap_or_else(|| "any".to_owned());
+                let mut detail = schema["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                if let Some(values) = schema["enum"].as_array() {
+                    let values: Vec<String> = values
+                        .iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .collect();
+                    detail.push_str(&format!(" [one of: {}]", values.join(", ")));
+                }
+                say!(
+                    "    {:<18} {:<10} {:<9} {}",
+                    name,
+                    kind,
+                    if required.contains(&name.as_str()) {
+                        "required"
+                    } else {
+                        "optional"
+                    },
+                    detail.trim()
+                );
+            }
+        }
     }
     Ok(exit::OK)
 }
@@ -165,18 +203,20 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     } else {
         args.arguments.clone()
     };
-    let business = Business::open(args.db.as_deref(), clock()?).await?;
-    let agents = agents(&business, None)?;
-    let Some(agent) = agents.iter().find(|a| a.tools.get(&args.name).is_some()) else {
-        let mut names: Vec<&str> = agents.iter().flat_map(|a| a.tools.names()).collect();
-        names.sort_unstable();
-        names.dedup();
-        bail!(
-            "there is no tool named `{}`; the tools are: {}",
-            args.name,
-            names.join(", ")
-        );
+    let app = build_app(args.db.as_deref()).await?;
+    let tool = match app.tool(&args.name, Arc::new(NoModel)) {
+        Ok(tool) => tool,
+        Err(steward_app::AppError::UnknownTool { name, suggestion }) => bail!(
+            "there is no tool named `{name}`{}; the tools are: {}",
+            suggestion
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default(),
+            app.tool_names().join(", ")
+        ),
+        Err(e) => return Err(e.into()),
     };
+    let mut toolbox = Toolbox::new();
+    toolbox.add(tool)?;
     let call_id = args.call_id.clone().unwrap_or_else(|| {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -184,11 +224,11 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
         format!("cli-{nanos:x}")
     });
     let call = ToolCall::new(call_id.clone(), args.name.clone(), arguments);
-    let result = match agent.tools.check(&call) {
+    let result = match toolbox.check(&call) {
         Err(rejection) => Err((rejection.observation, None)),
         Ok((tool, checked)) => tool
             .call(
-                &ToolContext::new("cli", call_id, agent.name.clone()),
+                &ToolContext::new("cli", call_id, "cli").with_tool(args.name.clone()),
                 checked,
             )
             .await

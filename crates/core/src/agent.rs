@@ -2,7 +2,7 @@
 
 use crate::history::HistoryBudget;
 use crate::message::Message;
-use crate::run::{Limits, Run};
+use crate::run::{Limits, ModelSettings, Run};
 use crate::toolbox::Toolbox;
 
 /// An agent: what it is told, which tools it may call and within which limits.
@@ -20,6 +20,8 @@ pub struct Agent {
     pub limits: Limits,
     /// How much history each model call is sent.
     pub history: HistoryBudget,
+    /// Temperature and reply length of each model call.
+    pub settings: ModelSettings,
 }
 
 impl Agent {
@@ -32,6 +34,7 @@ impl Agent {
             tools,
             limits: Limits::default(),
             history: HistoryBudget::default(),
+            settings: ModelSettings::default(),
         }
     }
 
@@ -53,6 +56,12 @@ impl Agent {
         self
     }
 
+    /// The same agent with other model settings (temperature, reply length).
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// A new run of this agent for the user's input.
     pub fn start(&self, input: &str) -> Run {
         self.start_with_id(input, Run::generate_id())
@@ -66,5 +75,6 @@ impl Agent {
         }
         messages.push(Message::user(input));
         Run::new(id, self.name.clone(), messages, self.limits, self.history)
+            .with_settings(self.settings)
     }
 }

@@ -234,3 +234,27 @@ impl Observer for EventLog {
         records.push(record.clone());
     }
 }
+
+/// Several observers as one: each record goes to every one, in order.
+#[derive(Clone, Default)]
+pub struct Fanout(pub Vec<Arc<dyn Observer>>);
+
+impl std::fmt::Debug for Fanout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fanout({} observers)", self.0.len())
+    }
+}
+
+impl Observer for Fanout {
+    fn on_event(&self, event: &Event) {
+        for observer in &self.0 {
+            observer.on_event(event);
+        }
+    }
+
+    fn on_record(&self, record: &EventRecord) {
+        for observer in &self.0 {
+            observer.on_record(record);
+        }
+    }
+}

@@ -69,7 +69,7 @@ pub use agent::Agent;
 pub use agent_tool::{AgentRequest, AgentTool};
 pub use budget::{Principal, RunBudget};
 pub use error::Error;
-pub use event::{Event, EventLog, EventRecord, NoObserver, Observer};
+pub use event::{Event, EventLog, EventRecord, Fanout, NoObserver, Observer};
 pub use final_answer::{FinalAnswerArgs, final_answer};
 pub use history::{HistoryBudget, Retention, cut_output, estimate_tokens, message_tokens};
 pub use message::{Message, Role, ToolCall};
@@ -80,7 +80,9 @@ pub use model::{
 pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};
 pub use redact::redact_url;
-pub use run::{ApprovalRequest, FINAL_ANSWER, Invocation, Limits, Run, Step, Verdict};
+pub use run::{
+    ApprovalRequest, FINAL_ANSWER, Invocation, Limits, ModelSettings, Run, Step, Verdict,
+};
 pub use runner::{RunStatus, Runner};
 pub use schema::{SchemaStyle, schema_for};
 pub use scripted::ScriptedModel;

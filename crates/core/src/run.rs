@@ -36,6 +36,17 @@ pub struct Limits {
     pub time_limit: Option<Duration>,
 }
 
+/// How each model call of a run is made: sampling temperature and the longest reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelSettings {
+    /// Sampling temperature (provider default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Most tokens in one reply (provider default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
@@ -134,6 +145,8 @@ pub struct Run {
     limits: Limits,
     #[serde(default)]
     history: HistoryBudget,
+    #[serde(default)]
+    settings: ModelSettings,
     steps: u32,
     usage: Usage,
     elapsed: Duration,
@@ -168,6 +181,7 @@ impl Run {
             dropped: 0,
             limits,
             history,
+            settings: ModelSettings::default(),
             steps: 0,
             usage: Usage::default(),
             elapsed: Duration::ZERO,
@@ -201,6 +215,12 @@ impl Run {
     /// The same run, started by a call in the run `parent` (a specialist's run under a router's).
     pub fn with_parent(mut self, parent: impl Into<String>) -> Self {
         self.parent_id = Some(parent.into());
+        self
+    }
+
+    /// The same run with other model settings.
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
         self
     }
 
@@ -333,7 +353,10 @@ impl Run {
             };
             return Step::Done(outcome);
         }
-        Step::CallModel(ModelRequest::new(self.window(), tools.specs()))
+        let mut request = ModelRequest::new(self.window(), tools.specs());
+        request.temperature = self.settings.temperature;
+        request.max_output_tokens = self.settings.max_output_tokens;
+        Step::CallModel(request)
     }
 
     fn limit_reached(&self) -> Option<Outcome> {

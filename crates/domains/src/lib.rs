@@ -1,6 +1,6 @@
 //! # steward-domains
 //!
-//! Steward's built-in business tools and agents over the demo database: expenses, orders, tasks and projects,
+//! Steward's built-in business tools over the demo database: expenses, orders, tasks and projects,
 //! the common tools every agent may use ([`current_date`](common::current_date), a safe
 //! [`calculator`](common::calculator)), and the deterministic [`demo`] database generator.
 //!
@@ -12,16 +12,16 @@
 //! assert_eq!(tools.names().collect::<Vec<_>>(), ["current_date", "calculator"]);
 //! ```
 
-mod agents;
 mod call_key;
 mod cells;
 pub mod common;
 pub mod demo;
+mod domain;
 pub mod expenses;
 pub mod money;
 pub mod orders;
 mod store;
 pub mod tasks;
 
-pub use agents::{AGENTS, AgentError, Domain};
+pub use domain::{AgentError, Domain};
 pub use store::Store;

@@ -79,20 +79,26 @@ pub fn store(db: Arc<Database>) -> Store {
 
 /// All the domain tools in one toolbox (as the agents have them).
 pub async fn toolbox(db: Arc<Database>) -> Toolbox {
-    let d = domain(db).await;
-    let mut tools = Toolbox::new();
-    for agent in [
-        d.expenses(Default::default()).unwrap(),
-        d.orders(Default::default()).unwrap(),
-        d.tasks(Default::default()).unwrap(),
-    ] {
-        for name in agent.tools.names().collect::<Vec<_>>() {
-            if tools.get(name).is_none() {
-                tools.add(agent.tools.get(name).unwrap().clone()).unwrap();
-            }
-        }
-    }
-    tools
+    use steward_domains::common::{calculator, current_date};
+    use steward_domains::{expenses, orders, tasks};
+    let s = domain(db).await.store;
+    Toolbox::new()
+        .with(expenses::add_expense(s.clone()))
+        .and_then(|t| t.with(expenses::list_expenses(s.clone())))
+        .and_then(|t| t.with(expenses::expense_summary(s.clone())))
+        .and_then(|t| t.with(orders::get_order(s.clone())))
+        .and_then(|t| t.with(orders::find_orders(s.clone())))
+        .and_then(|t| t.with(orders::order_stats(s.clone())))
+        .and_then(|t| t.with(tasks::get_inbox_tasks(s.clone())))
+        .and_then(|t| t.with(tasks::get_projects(s.clone())))
+        .and_then(|t| t.with(tasks::get_tasks(s.clone())))
+        .and_then(|t| t.with(tasks::create_project(s.clone())))
+        .and_then(|t| t.with(tasks::move_task(s.clone())))
+        .and_then(|t| t.with(tasks::add_task(s.clone())))
+        .and_then(|t| t.with(tasks::complete_task(s.clone())))
+        .and_then(|t| t.with(current_date(clock())))
+        .and_then(|t| t.with(calculator()))
+        .unwrap()
 }
 
 /// Calls a tool as the runner does (validation first) in run `test`.

@@ -88,27 +88,6 @@ impl SqlToolkit {
     pub fn ask_database(self: &Arc<Self>, model: Arc<dyn Model>) -> TextToSql {
         TextToSql::new(self.clone(), model)
     }
-
-    /// Instructions for an agent that answers questions over this database; with a question, the schema
-    /// context relevant to it is included so the first query can be right.
-    pub fn analyst_instructions(&self, question: Option<&str>, budget: usize) -> String {
-        let context = schema_context(&self.catalog, question, budget);
-        format!(
-            "You are a careful data analyst answering questions over a {dialect} database.
-- Look before you query: use the schema below, and describe_tables for tables it does not show.
-- Prefer query_table for simple lookups; use run_sql for joins and aggregates. Only SELECT queries run.
-- Use only tables and columns that exist; quote identifiers exactly as the schema writes them.
-- If a query fails, read the error: it names the closest existing tables and columns. Fix the query and try again.
-- Never invent numbers: every figure in your answer comes from a query result. Say which query you ran.
-- If the question is ambiguous or the data cannot answer it, say so and ask.
-
-Schema{note}:
-{text}",
-            dialect = self.db.dialect().name(),
-            note = if question.is_some() { " (the tables most relevant to the question first)" } else { "" },
-            text = context.text
-        )
-    }
 }
 
 /// A query result as tool output: the text table for the model, the rows as data for UIs.

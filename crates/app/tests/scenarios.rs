@@ -3,16 +3,37 @@
 //! an order in transit arrives.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::sync::Arc;
 
 use serde_json::json;
+use steward_app::{App, AppOptions, Config};
 use steward_core::{
     Event, EventLog, ModelResponse, Outcome, RunStatus, Runner, ScriptedModel, ToolCall,
 };
-use steward_domains::demo::IN_TRANSIT_ORDER;
-use support::*;
+use steward_domains::common::Clock;
+use steward_domains::demo::{self, DemoConfig, IN_TRANSIT_ORDER};
+use steward_sql::Database;
+
+/// A fresh demo database in a file of its own.
+async fn sqlite_demo() -> Arc<Database> {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "scenario-{}-{}.sqlite",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&path);
+    let db = Database::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+        .await
+        .unwrap();
+    let config = DemoConfig {
+        seed: 42,
+        scale: 1,
+        today: chrono::NaiveDate::from_ymd_opt(2026, 11, 21).unwrap(),
+    };
+    demo::create(&db, config, &|_, _| {}).await.unwrap();
+    Arc::new(db)
+}
 
 fn calls(list: &[(&str, &str, serde_json::Value)]) -> ModelResponse {
     ModelResponse::tool_calls(
@@ -49,11 +70,21 @@ async fn run(
     String,
 ) {
     let db = sqlite_demo().await;
-    let domain = domain(db.clone()).await;
+    let url = db.url().to_owned();
+    let app = App::build(
+        Config::default(),
+        AppOptions {
+            db: Some(url),
+            demo: None,
+            clock: Clock::parse("2026-11-21T10:00:00+00:00").unwrap(),
+        },
+    )
+    .await
+    .unwrap();
     let model = Arc::new(ScriptedModel::new(script));
     let log = EventLog::new();
-    let assistant = domain
-        .assistant(model.clone(), Arc::new(log.clone()), Default::default())
+    let assistant = app
+        .agent("assistant", model.clone(), Some(input), Default::default())
         .unwrap();
     let runner =
         Runner::new(Arc::new(assistant), model.clone()).with_observer(Arc::new(log.clone()));
@@ -236,4 +267,18 @@ async fn when_is_my_order_arriving() {
         content.contains("estimated delivery (ETA) 2026-11-23"),
         "{content}"
     );
+}
+
+async fn count(db: &Database, sql: &str) -> i64 {
+    let rows = rows(db, sql).await;
+    rows[0][0]
+        .as_i64()
+        .unwrap_or_else(|| rows[0][0].as_str().unwrap().parse().unwrap())
+}
+
+async fn rows(db: &Database, sql: &str) -> Vec<Vec<serde_json::Value>> {
+    db.query_read_only(sql, &[], &steward_sql::QueryLimits::default())
+        .await
+        .unwrap()
+        .rows
 }

@@ -1,0 +1,375 @@
+//! The composition root: [`App::build`] opens the databases, fills the tool registry and reads the agent
+//! definitions once; commands then build runnable agents and tools from it, run after run.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use steward_core::{Agent, AgentTool, HistoryBudget, Limits, Model, ModelSettings, Tool, Toolbox};
+use steward_domains::Domain;
+use steward_domains::common::Clock;
+use steward_sql::{Database, SqlToolkit};
+
+use crate::agents::{self, AgentDef, COMMON_RULES};
+use crate::config::Config;
+use crate::error::{AppError, closest};
+use crate::registry::{Deps, ToolRegistry};
+
+/// Tokens of schema context in the analyst's instructions.
+const ANALYST_CONTEXT: usize = 1500;
+
+/// What a command adds to the config.
+#[derive(Clone, Debug, Default)]
+pub struct AppOptions {
+    /// The business database (`--db`, `STEWARD_DB`); else the config's default, else the demo database.
+    pub db: Option<String>,
+    /// Where `steward demo` keeps the demo database, used when nothing else names a database.
+    pub demo: Option<std::path::PathBuf>,
+    /// The clock of `current_date`.
+    pub clock: Clock,
+}
+
+/// The business database the built-in tools use.
+#[derive(Clone, Debug)]
+pub struct Business {
+    /// Its URL (may hold a password: show it with `steward_core::redact_url`).
+    pub url: String,
+    /// The database.
+    pub db: Arc<Database>,
+    /// True when it has the demo's tables.
+    pub demo_schema: bool,
+    /// What the database role may do beyond reading, as a notice, when it may do more.
+    pub privileges: Option<String>,
+}
+
+/// Steward, assembled: config, databases, tools and agents.
+pub struct App {
+    config: Config,
+    registry: ToolRegistry,
+    agents: BTreeMap<String, AgentDef>,
+    business: Option<Business>,
+    databases: BTreeMap<String, Arc<Database>>,
+    domain: Option<Domain>,
+    kit: Option<Arc<SqlToolkit>>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("agents", &self.agents.keys().collect::<Vec<_>>())
+            .field("tools", &self.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Opens the databases, builds the registry (built-in tools and the config's tools) and the agent list.
+    pub async fn build(config: Config, options: AppOptions) -> Result<Self, AppError> {
+        let mut databases = BTreeMap::new();
+        for (name, url) in &config.databases {
+            let db = Database::connect(url).await.map_err(|e| {
+                AppError::Config(format!(
+                    "{}: the database `{name}` cannot be opened: {e}",
+                    config.locate(&["databases", name])
+                ))
+            })?;
+            databases.insert(name.clone(), Arc::new(db));
+        }
+        let business = Self::open_business(&config, &options, &databases).await?;
+        let (domain, kit) = match &business {
+            Some(b) => {
+                let kit = SqlToolkit::new(b.db.clone()).await?;
+                let domain = if b.demo_schema {
+                    Some(
+                        Domain::open(b.db.clone(), options.clock.clone())
+                            .await
+                            .map_err(|e| AppError::Config(e.to_string()))?,
+                    )
+                } else {
+                    None
+                };
+                (domain, Some(kit))
+            }
+            None => (None, None),
+        };
+        let mut registry = ToolRegistry::builtin();
+        crate::declared::register(&config, &databases, &mut registry)?;
+        let mut agents = agents::builtin(business.is_some(), domain.is_some());
+        for (name, def) in &config.agents {
+            agents.insert(name.clone(), def.clone());
+        }
+        let app = Self {
+            config,
+            registry,
+            agents,
+            business,
+            databases,
+            domain,
+            kit,
+            clock: options.clock,
+        };
+        app.check()?;
+        Ok(app)
+    }
+
+    async fn open_business(
+        config: &Config,
+        options: &AppOptions,
+        databases: &BTreeMap<String, Arc<Database>>,
+    ) -> Result<Option<Business>, AppError> {
+        let named = |name: &str| -> Result<(String, Arc<Database>), AppError> {
+            let db = databases.get(name).ok_or_else(|| {
+                AppError::Config(format!(
+                    "{}: there is no database named `{name}`{}",
+                    config.locate(&["defaults", "database"]),
+                    closest(name, databases.keys().map(String::as_str))
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default()
+                ))
+            })?;
+            Ok((
+                config.databases.get(name).cloned().unwrap_or_default(),
+                db.clone(),
+            ))
+        };
+        let (url, db) = if let Some(url) = &options.db {
+            match databases.get(url.as_str()) {
+                Some(_) => named(url)?,
+                None => (url.clone(), Arc::new(Database::connect(url).await?)),
+            }
+        } else if let Some(name) = &config.defaults.database {
+            named(name)?
+        } else if databases.len() == 1 {
+            let name = databases.keys().next().cloned().unwrap_or_default();
+            named(&name)?
+        } else if let Some(path) = options.demo.as_ref().filter(|p| p.is_file()) {
+            let url = format!("sqlite://{}", path.display());
+            let db = Arc::new(Database::connect(&url).await?);
+            (url, db)
+        } else {
+            return Ok(None);
+        };
+        let catalog = db.catalog().await?;
+        let demo_schema = steward_domains::demo::has_schema(&catalog);
+        let privileges = db.privileges().and_then(steward_sql::Privileges::notice);
+        Ok(Some(Business {
+            url,
+            db,
+            demo_schema,
+            privileges,
+        }))
+    }
+
+    /// Checks that every agent's tools, sub-agents and model exist.
+    fn check(&self) -> Result<(), AppError> {
+        for (name, def) in &self.agents {
+            let from_config = self.config.agents.contains_key(name);
+            let place = |key: &str| self.config.locate(&["agents", name, key]);
+            for tool in &def.tools {
+                if !self.registry.contains(tool) {
+                    let hint = closest(tool, self.registry.names())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_else(|| {
+                            format!(
+                                "; the tools are: {}",
+                                self.registry.names().collect::<Vec<_>>().join(", ")
+                            )
+                        });
+                    return Err(AppError::Config(format!(
+                        "{}: the agent `{name}` uses the tool `{tool}`, which does not exist{hint}",
+                        if from_config {
+                            place("tools")
+                        } else {
+                            "built-in agents".to_owned()
+                        }
+                    )));
+                }
+            }
+            for sub in &def.sub_agents {
+                if !self.agents.contains_key(sub) || sub == name {
+                    return Err(AppError::Config(format!(
+                        "{}: the agent `{name}` hands requests to `{sub}`, which {}; the agents are: {}",
+                        place("agents"),
+                        if sub == name {
+                            "is itself"
+                        } else {
+                            "does not exist"
+                        },
+                        self.agent_names().collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+            if let Some(model) = &def.model
+                && !self.config.models.contains_key(model)
+            {
+                return Err(AppError::Config(format!(
+                    "{}: the agent `{name}` uses the model `{model}`, which `models` does not define",
+                    place("model")
+                )));
+            }
+        }
+        if let Some(agent) = &self.config.defaults.agent
+            && !self.agents.contains_key(agent)
+        {
+            return Err(AppError::Config(format!(
+                "{}: there is no agent named `{agent}`",
+                self.config.locate(&["defaults", "agent"])
+            )));
+        }
+        Ok(())
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The business database, when there is one.
+    pub fn business(&self) -> Option<&Business> {
+        self.business.as_ref()
+    }
+
+    /// A database the config names.
+    pub fn database(&self, name: &str) -> Option<&Arc<Database>> {
+        self.databases.get(name)
+    }
+
+    /// The tool registry.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The agents there are, sorted.
+    pub fn agent_names(&self) -> impl Iterator<Item = &str> {
+        self.agents.keys().map(String::as_str)
+    }
+
+    /// An agent's definition.
+    pub fn agent_def(&self, name: &str) -> Option<&AgentDef> {
+        self.agents.get(name)
+    }
+
+    /// The agent `ask` and `chat` run when none is named: the config's default, else the router
+    /// `assistant` on the demo database or without one, else the `analyst`.
+    pub fn default_agent(&self) -> &str {
+        if let Some(agent) = &self.config.defaults.agent {
+            return agent;
+        }
+        match &self.business {
+            Some(b) if !b.demo_schema && self.agents.contains_key("analyst") => "analyst",
+            _ => "assistant",
+        }
+    }
+
+    fn deps(&self, model: Arc<dyn Model>) -> Deps {
+        Deps {
+            domain: self.domain.clone(),
+            kit: self.kit.clone(),
+            clock: self.clock.clone(),
+            model,
+        }
+    }
+
+    /// The tools that can be built here (their dependencies are present), sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        let deps = self.deps(Arc::new(steward_core::ScriptedModel::new([])));
+        self.registry.available(&deps).map(str::to_owned).collect()
+    }
+
+    /// Builds one tool; `model` drives tools that call a model (`ask_database`).
+    pub fn tool(&self, name: &str, model: Arc<dyn Model>) -> Result<Arc<dyn Tool>, AppError> {
+        if !self.registry.contains(name) {
+            return Err(AppError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: closest(name, self.registry.names()),
+            });
+        }
+        self.registry.build(name, &self.deps(model))
+    }
+
+    /// Builds the agent `name` with its tools and sub-agents, driven by `model`; `base` limits apply where the
+    /// definition sets none; `question` ranks the schema in the analyst's instructions.
+    pub fn agent(
+        &self,
+        name: &str,
+        model: Arc<dyn Model>,
+        question: Option<&str>,
+        base: Limits,
+    ) -> Result<Agent, AppError> {
+        self.agent_at(name, model, question, base, 0)
+    }
+
+    fn agent_at(
+        &self,
+        name: &str,
+        model: Arc<dyn Model>,
+        question: Option<&str>,
+        base: Limits,
+        depth: usize,
+    ) -> Result<Agent, AppError> {
+        let Some(def) = self.agents.get(name) else {
+            return Err(AppError::UnknownAgent {
+                name: name.to_owned(),
+                known: self.agent_names().collect::<Vec<_>>().join(", "),
+            });
+        };
+        if depth > 8 {
+            return Err(AppError::Config(format!(
+                "the agent `{name}` is nested more than 8 levels deep: do its sub-agents call each other in a loop?"
+            )));
+        }
+        let deps = self.deps(model.clone());
+        let mut tools = Toolbox::new();
+        let mut specialists = String::new();
+        for sub in &def.sub_agents {
+            let agent = self.agent_at(sub, model.clone(), None, base, depth + 1)?;
+            specialists.push_str(&format!("- {sub}: {}\n", agent.description));
+            tools.add(Arc::new(AgentTool::new(Arc::new(agent), model.clone())))?;
+        }
+        for tool in &def.tools {
+            tools.add(self.registry.build(tool, &deps)?)?;
+        }
+        let categories = self
+            .domain
+            .as_ref()
+            .map(|d| d.categories().join(", "))
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| "see list_expenses".to_owned());
+        let (schema, dialect) = match &self.kit {
+            Some(kit) => (
+                steward_sql::schema_context(kit.catalog(), question, ANALYST_CONTEXT).text,
+                kit.database().dialect().name().to_owned(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let instructions = agents::render(
+            &def.instructions,
+            &[
+                ("categories", &categories),
+                ("schema", &schema),
+                ("dialect", &dialect),
+                ("rules", COMMON_RULES),
+                ("specialists", specialists.trim_end()),
+            ],
+        );
+        let l = def.limits;
+        let limits = Limits {
+            max_steps: l.steps.unwrap_or(base.max_steps),
+            max_tokens: l.tokens.or(base.max_tokens),
+            time_limit: l.time.map(Duration::from_secs).or(base.time_limit),
+        };
+        let history = HistoryBudget {
+            max_messages: l.history,
+            ..HistoryBudget::default()
+        };
+        Ok(Agent::new(name, instructions, tools)
+            .with_description(def.description.clone())
+            .with_limits(limits)
+            .with_history(history)
+            .with_settings(ModelSettings {
+                temperature: l.temperature,
+                max_output_tokens: l.max_response_tokens,
+            }))
+    }
+}

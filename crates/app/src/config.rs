@@ -1,0 +1,308 @@
+//! `steward.yaml`: named models and databases, agents and tools as data. Read from `--config`,
+//! `STEWARD_CONFIG` or `./steward.yaml`; without one, the built-in demo configuration (no keys at all).
+//! Errors point at `file:line:column` and say what was expected.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agents::{AgentDef, ModeDef};
+use crate::error::AppError;
+
+/// A model the config names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelEntry {
+    /// Just the provider spec: `openai:gpt-4o-mini`.
+    Spec(String),
+    /// The spec with settings.
+    Full(ModelDef),
+}
+
+/// A model with its settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelDef {
+    /// The provider spec, as `--model` takes it (`openai:gpt-4o-mini`, `ollama:llama3.1`, …).
+    pub spec: String,
+    /// How the model is driven.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ModeDef>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Most tokens in one reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Seconds to wait for one reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+}
+
+impl ModelEntry {
+    /// The entry with its settings.
+    pub fn def(&self) -> ModelDef {
+        match self {
+            Self::Spec(spec) => ModelDef {
+                spec: spec.clone(),
+                ..ModelDef::default()
+            },
+            Self::Full(def) => def.clone(),
+        }
+    }
+}
+
+/// What commands use when they are not told.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// The agent of `ask` and `chat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The model, by name from `models`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The database of the built-in tools, by name from `databases`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Named models.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelEntry>,
+    /// Named database URLs (`${VAR}` is taken from the environment).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub databases: BTreeMap<String, String>,
+    /// Tools defined in the config (`kind: sql` or `kind: http`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, serde_yaml::Value>,
+    /// Agents defined in the config (they replace built-in agents of the same name).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, AgentDef>,
+    /// Where runs are stored (`sqlite://…` or `postgres://…`; `${VAR}` allowed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// Defaults for commands.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Where the config came from.
+    #[serde(skip)]
+    pub source: Option<Source>,
+}
+
+/// The file a config was read from, and its text (to locate errors).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
+impl Source {
+    /// `file:line:column` of the value at `path` (keys from the top), as near as can be found.
+    pub fn locate(&self, path: &[&str]) -> String {
+        let (line, column) = locate(&self.text, path).unwrap_or((1, 1));
+        format!("{}:{line}:{column}", self.path.display())
+    }
+}
+
+impl Config {
+    /// The config named by `explicit`, else `STEWARD_CONFIG`, else `./steward.yaml` when it exists, else the
+    /// built-in one.
+    pub fn discover(explicit: Option<&Path>) -> Result<Self, AppError> {
+        let from_env = std::env::var_os("STEWARD_CONFIG")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        match explicit.map(Path::to_path_buf).or(from_env) {
+            Some(path) => Self::load(&path),
+            None => {
+                let local = PathBuf::from("steward.yaml");
+                if local.is_file() {
+                    Self::load(&local)
+                } else {
+                    Ok(Self::default())
+                }
+            }
+        }
+    }
+
+    /// Reads and checks the syntax of a config file, and fills `${VAR}`s from the environment.
+    pub fn load(path: &Path) -> Result<Self, AppError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            AppError::Config(format!("cannot read the config {}: {e}", path.display()))
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// A config from text (`path` names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, AppError> {
+        let source = Source {
+            path: path.to_path_buf(),
+            text: text.to_owned(),
+        };
+        let mut config: Self = if text.trim().is_empty() {
+            Self::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| {
+                let place = match e.location() {
+                    Some(l) => format!("{}:{}:{}", path.display(), l.line(), l.column()),
+                    None => path.display().to_string(),
+                };
+                AppError::Config(format!("{place}: {}", strip_location(&e.to_string())))
+            })?
+        };
+        for (name, url) in &mut config.databases {
+            *url = expand(url, &source, &["databases", name])?;
+        }
+        if let Some(store) = &mut config.store {
+            *store = expand(store, &source, &["store"])?;
+        }
+        for (name, model) in &mut config.models {
+            match model {
+                ModelEntry::Spec(spec) => *spec = expand(spec, &source, &["models", name])?,
+                ModelEntry::Full(def) => {
+                    def.spec = expand(&def.spec, &source, &["models", name, "spec"])?;
+                }
+            }
+        }
+        config.source = Some(source);
+        Ok(config)
+    }
+
+    /// `file:line:column` of a key, or `steward.yaml` for the built-in config.
+    pub fn locate(&self, path: &[&str]) -> String {
+        self.source
+            .as_ref()
+            .map_or_else(|| "the built-in config".to_owned(), |s| s.locate(path))
+    }
+
+    /// The config as YAML with secrets masked (passwords and keys in URLs).
+    pub fn to_masked_yaml(&self) -> Result<String, AppError> {
+        let mut shown = self.clone();
+        for url in shown.databases.values_mut() {
+            *url = steward_core::redact_url(url);
+        }
+        if let Some(store) = &mut shown.store {
+            *store = steward_core::redact_url(store);
+        }
+        for model in shown.models.values_mut() {
+            match model {
+                ModelEntry::Spec(spec) => *spec = steward_core::redact_url(spec),
+                ModelEntry::Full(def) => def.spec = steward_core::redact_url(&def.spec),
+            }
+        }
+        serde_yaml::to_string(&shown).map_err(|e| AppError::Config(e.to_string()))
+    }
+}
+
+/// serde_yaml ends messages with "at line L column C"; the place is put first instead.
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// Replaces `${VAR}` with the environment variable's value; a missing variable is an error naming it and the
+/// place. `$${` is a literal `${`.
+fn expand(value: &str, source: &Source, path: &[&str]) -> Result<String, AppError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(tail) = after.strip_prefix("${") {
+            out.push_str("${");
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix('{') {
+            let Some(end) = tail.find('}') else {
+                return Err(AppError::Config(format!(
+                    "{}: `${{` without a closing `}}` in {value:?}",
+                    source.locate(path)
+                )));
+            };
+            let name = &tail[..end];
+            match std::env::var(name) {
+                Ok(v) => out.push_str(&v),
+                Err(_) => {
+                    return Err(AppError::Config(format!(
+                        "{}: the environment variable {name} is not set (used as ${{{name}}})",
+                        locate_text(&source.text, &format!("${{{name}}}")).map_or_else(
+                            || source.locate(path),
+                            |(l, c)| format!("{}:{l}:{c}", source.path.display())
+                        )
+                    )));
+                }
+            }
+            rest = &tail[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Line and column (1-based) of the first occurrence of `needle`.
+fn locate_text(text: &str, needle: &str) -> Option<(usize, usize)> {
+    let at = text.find(needle)?;
+    let line = text[..at].matches('\n').count() + 1;
+    let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+    Some((line, column))
+}
+
+/// Line and column of the key at `path` in a block-style YAML text: each key is looked for below the
+/// previous one, at a deeper indentation.
+fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let mut found = None;
+    let mut start = 0usize;
+    let mut min_indent = 0usize;
+    let lines: Vec<&str> = text.lines().collect();
+    for key in path {
+        let mut hit = None;
+        for (n, line) in lines.iter().enumerate().skip(start) {
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            if found.is_some() && indent < min_indent {
+                break;
+            }
+            let key_text = trimmed.trim_start_matches("- ");
+            if key_text.starts_with(&format!("{key}:"))
+                || key_text.starts_with(&format!("\"{key}\":"))
+                || key_text.starts_with(&format!("'{key}':"))
+            {
+                hit = Some((n, indent + (trimmed.len() - key_text.len())));
+                break;
+            }
+        }
+        let (n, col) = hit?;
+        found = Some((n + 1, col + 1));
+        start = n + 1;
+        min_indent = col + 1;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_located_below_their_parents() {
+        let text =
+            "tools:\n  a:\n    kind: sql\n  b:\n    kind: http\nagents:\n  b:\n    tools: [x]\n";
+        assert_eq!(locate(text, &["tools", "b", "kind"]), Some((5, 5)));
+        assert_eq!(locate(text, &["agents", "b", "tools"]), Some((8, 5)));
+        assert_eq!(locate(text, &["agents", "c"]), None);
+    }
+}

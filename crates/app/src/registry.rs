@@ -1,0 +1,165 @@
+//! The tool registry: tool name → factory over the shared dependencies. The built-in tools of
+//! `steward-domains` and `steward-sql` are registered here; config-defined tools are added by the config.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use steward_core::{Model, Tool};
+use steward_domains::Domain;
+use steward_domains::common::{Clock, calculator, current_date};
+use steward_domains::{expenses, orders, tasks};
+use steward_sql::SqlToolkit;
+
+use crate::error::AppError;
+
+/// What tools are built from: the business database's domain and SQL toolkit, the clock and the model that
+/// sub-agent tools (`ask_database`) drive.
+#[derive(Clone)]
+pub struct Deps {
+    /// The demo's business tables, when the database has them.
+    pub domain: Option<Domain>,
+    /// The SQL tools over the default database, when there is one.
+    pub kit: Option<Arc<SqlToolkit>>,
+    /// The clock of `current_date` and of relative dates.
+    pub clock: Clock,
+    /// The model of tools that call a model themselves.
+    pub model: Arc<dyn Model>,
+}
+
+/// Builds one tool from the shared dependencies.
+pub type Factory = Arc<dyn Fn(&Deps) -> Result<Arc<dyn Tool>, AppError> + Send + Sync>;
+
+/// Which dependency a built-in tool needs (to say so when it is missing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing.
+    Nothing,
+    /// A database.
+    Database,
+    /// The demo's tables.
+    DemoTables,
+}
+
+/// Tool name → factory.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    factories: BTreeMap<String, (Needs, Factory)>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.factories.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers (or replaces) a tool.
+    pub fn register(
+        &mut self,
+        name: impl Into<String>,
+        needs: Needs,
+        factory: impl Fn(&Deps) -> Result<Arc<dyn Tool>, AppError> + Send + Sync + 'static,
+    ) {
+        self.factories
+            .insert(name.into(), (needs, Arc::new(factory)));
+    }
+
+    /// True when a tool of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.factories.contains_key(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.factories.keys().map(String::as_str)
+    }
+
+    /// The names a tool's dependencies allow, given what `deps` has.
+    pub fn available<'a>(&'a self, deps: &'a Deps) -> impl Iterator<Item = &'a str> + 'a {
+        self.factories
+            .iter()
+            .filter(|(_, (needs, _))| satisfied(*needs, deps))
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// Builds the tool `name`.
+    pub fn build(&self, name: &str, deps: &Deps) -> Result<Arc<dyn Tool>, AppError> {
+        let Some((needs, factory)) = self.factories.get(name) else {
+            return Err(AppError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: crate::error::closest(name, self.names()),
+            });
+        };
+        if !satisfied(*needs, deps) {
+            return Err(AppError::ToolNeeds {
+                name: name.to_owned(),
+                needs: match needs {
+                    Needs::DemoTables => {
+                        "the demo's tables (run `steward demo`, or pass --db with a database that has them)"
+                    }
+                    _ => "a database (pass --db URL or configure `databases` in steward.yaml)",
+                },
+            });
+        }
+        factory(deps)
+    }
+
+    /// The registry of Steward's built-in tools.
+    pub fn builtin() -> Self {
+        let mut r = Self::new();
+        r.register("current_date", Needs::Nothing, |d: &Deps| {
+            Ok(Arc::new(current_date(d.clock.clone())))
+        });
+        r.register("calculator", Needs::Nothing, |_: &Deps| {
+            Ok(Arc::new(calculator()))
+        });
+        macro_rules! domain_tool {
+            ($name:literal, $f:path) => {
+                r.register($name, Needs::DemoTables, |d: &Deps| {
+                    let domain = d.domain.as_ref().ok_or(AppError::NoDatabase)?;
+                    Ok(Arc::new($f(domain.store.clone())))
+                });
+            };
+        }
+        domain_tool!("add_expense", expenses::add_expense);
+        domain_tool!("list_expenses", expenses::list_expenses);
+        domain_tool!("expense_summary", expenses::expense_summary);
+        domain_tool!("get_order", orders::get_order);
+        domain_tool!("find_orders", orders::find_orders);
+        domain_tool!("order_stats", orders::order_stats);
+        domain_tool!("get_inbox_tasks", tasks::get_inbox_tasks);
+        domain_tool!("get_projects", tasks::get_projects);
+        domain_tool!("get_tasks", tasks::get_tasks);
+        domain_tool!("create_project", tasks::create_project);
+        domain_tool!("move_task", tasks::move_task);
+        domain_tool!("add_task", tasks::add_task);
+        domain_tool!("complete_task", tasks::complete_task);
+        for name in ["list_tables", "describe_tables", "query_table", "run_sql"] {
+            r.register(name, Needs::Database, move |d: &Deps| {
+                let kit = d.kit.as_ref().ok_or(AppError::NoDatabase)?;
+                kit.tools()
+                    .into_iter()
+                    .find(|tool| tool.spec().name == name)
+                    .ok_or(AppError::NoDatabase)
+            });
+        }
+        r.register("ask_database", Needs::Database, |d: &Deps| {
+            let kit = d.kit.as_ref().ok_or(AppError::NoDatabase)?;
+            Ok(Arc::new(kit.ask_database(d.model.clone())))
+        });
+        r
+    }
+}
+
+fn satisfied(needs: Needs, deps: &Deps) -> bool {
+    match needs {
+        Needs::Nothing => true,
+        Needs::Database => deps.kit.is_some(),
+        Needs::DemoTables => deps.domain.is_some(),
+    }
+}

@@ -1,0 +1,52 @@
+//! `steward config check` and `steward config show`: is the config right, and what does it resolve to.
+
+use clap::Subcommand;
+
+use crate::agents::{build_app, config};
+use crate::exit;
+use crate::out::say;
+
+/// `steward config …`
+#[derive(Subcommand, Debug)]
+pub(crate) enum ConfigCommand {
+    /// Read the config, open its databases, check its tools and agents; say what is wrong, with file:line:column.
+    Check {
+        /// The business database to check against (default: the config's, else the demo database).
+        #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+        db: Option<String>,
+    },
+    /// Print the config as resolved (`${VAR}`s filled in, passwords and keys masked).
+    Show,
+}
+
+/// Runs `steward config …`.
+pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
+    match command {
+        ConfigCommand::Show => {
+            let config = config()?;
+            match &config.source {
+                Some(source) => say!("# {}", source.path.display()),
+                None => say!(
+                    "# no config file: the built-in configuration (the demo's agents and tools)"
+                ),
+            }
+            say!("{}", config.to_masked_yaml()?.trim_end());
+            Ok(exit::OK)
+        }
+        ConfigCommand::Check { db } => {
+            let app = build_app(db.as_deref()).await?;
+            let place = app.config().source.as_ref().map_or_else(
+                || "the built-in config".to_owned(),
+                |s| s.path.display().to_string(),
+            );
+            say!(
+                "{place} is valid: {} agents ({}), {} tools, {} databases",
+                app.agent_names().count(),
+                app.agent_names().collect::<Vec<_>>().join(", "),
+                app.tool_names().len(),
+                app.config().databases.len()
+            );
+            Ok(exit::OK)
+        }
+    }
+}
