@@ -12,7 +12,6 @@ use std::sync::Arc;
 use steward_core::{Model, Tool, ToolData, ToolError};
 
 use crate::catalog::Catalog;
-use crate::context::schema_context;
 use crate::database::Database;
 use crate::error::SqlError;
 use crate::execute::{QueryLimits, QueryResult};
