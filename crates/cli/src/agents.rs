@@ -44,6 +44,33 @@ pub(crate) fn demo_path() -> PathBuf {
         .join("demo.sqlite")
 }
 
+/// The database URL of `schema` and `sql run`: `--db` (a URL, a SQLite path, or a name from the config's
+/// `databases`), else the config's default database, else the demo database.
+pub(crate) fn resolve_db(db: Option<&str>) -> anyhow::Result<String> {
+    let config = config()?;
+    if let Some(db) = db {
+        return Ok(config.databases.get(db).cloned().unwrap_or_else(|| db.to_owned()));
+    }
+    let named = config
+        .defaults
+        .database
+        .clone()
+        .or_else(|| (config.databases.len() == 1).then(|| config.databases.keys().next().cloned()).flatten());
+    if let Some(name) = named {
+        return config.databases.get(&name).cloned().ok_or_else(|| {
+            anyhow::anyhow!("{}: there is no database named `{name}`", config.locate(&["defaults", "database"]))
+        });
+    }
+    let demo = demo_path();
+    if demo.is_file() {
+        return Ok(format!("sqlite://{}", demo.display()));
+    }
+    anyhow::bail!(
+        "no database: pass --db URL (sqlite://path, postgres://…, mysql://…), configure `databases` in steward.yaml, \
+         or run `steward demo` to create the demo database"
+    )
+}
+
 /// Builds the app from the config and `--db`, with a spinner while databases open.
 pub(crate) async fn build_app(db: Option<&str>) -> anyhow::Result<App> {
     let config = config()?;

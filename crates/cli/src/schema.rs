@@ -10,8 +10,9 @@ use crate::{db, exit};
 #[derive(Args, Debug)]
 pub(crate) struct SchemaArgs {
     /// The database: sqlite://path, postgres://user@host/db, mysql://user@host/db (or a path to a SQLite file).
+    /// Default: the config's database, else the demo database.
     #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
-    db: String,
+    db: Option<String>,
 
     /// Rank tables for this question and put the relevant ones (and those joining them) first.
     #[arg(long, value_name = "Q")]
@@ -34,7 +35,8 @@ pub(crate) struct SchemaArgs {
 
 /// Runs `steward schema`.
 pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
-    let (db, catalog) = db::open(&args.db).await?;
+    let url = crate::agents::resolve_db(args.db.as_deref())?;
+    let (db, catalog) = db::open(&url).await?;
     db::note_privileges(&db);
     let context = schema_context(&catalog, args.question.as_deref(), args.budget);
     if args.json {

@@ -52,9 +52,10 @@ pub(crate) struct CheckArgs {
 /// Arguments of `steward sql run`.
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The database URL (or a path to a SQLite file).
+    /// The database URL (or a path to a SQLite file, or a name from the config's `databases`; default: the
+    /// config's database, else the demo database).
     #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
-    db: String,
+    db: Option<String>,
 
     /// Most rows returned (1 to 1000000).
     #[arg(
@@ -163,7 +164,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<u8> {
 
 async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
-    let db = db::connect(&args.db).await?;
+    let url = crate::agents::resolve_db(args.db.as_deref())?;
+    let db = db::connect(&url).await?;
     db::note_privileges(&db);
     let guard = db.guard().await?;
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
