@@ -13,7 +13,7 @@
 //! ```
 
 mod agents;
-mod call_key;
+pub mod call_key;
 mod cells;
 pub mod common;
 pub mod demo;
