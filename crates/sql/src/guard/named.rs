@@ -81,11 +81,12 @@ fn placeholders(sql: &str, lexed: &Lexed, dialect: Dialect) -> Result<Vec<Found>
             }
             (_, Kind::Param) => return Err(positional(text)),
             // PostgreSQL reads `:` as punctuation (`::` is one operator), MySQL as an operator (`:=` is
-            // one); a name must follow it directly.
+            // one); a name must follow it directly. `a[1:2]` (an array slice) has a number there and stays;
+            // `a[lo:hi]` reads as a parameter `hi` (write `a[lo : hi]`).
             (Dialect::Postgres, Kind::Punct) | (Dialect::Mysql, Kind::Op) if text == ":" => {
                 if let Some(next) = tokens.get(i + 1)
                     && next.start == token.end
-                    && matches!(next.kind, Kind::Word | Kind::Number)
+                    && next.kind == Kind::Word
                 {
                     out.push(found(token.start, next.end, next.text(sql))?);
                     i += 1;
@@ -219,8 +220,11 @@ mod tests {
         }
         let r = named(Dialect::Sqlite, "SELECT :a::b").unwrap_err();
         assert_eq!(r.code, "parse_error", "{r:?}");
-        let r = named(Dialect::Postgres, "SELECT :1").unwrap_err();
-        assert!(r.message.contains("`:1`"), "{r:?}");
+        let r = named(Dialect::Sqlite, "SELECT :a$").unwrap_err();
+        assert!(r.message.contains("`:a$`"), "{r:?}");
+        // A PostgreSQL array slice is not a parameter.
+        let slice = named(Dialect::Postgres, "SELECT (ARRAY[1,2,3])[1:2], :a").unwrap();
+        assert_eq!(slice.sql, "SELECT (ARRAY[1,2,3])[1:2], $1");
         // MySQL `:=` is not a parameter (the guard refuses it elsewhere).
         assert!(
             named(Dialect::Mysql, "SELECT @x := 1")
