@@ -8,7 +8,11 @@ use steward_sql::{Param, QueryResult, SqlError, WriteKind};
 use super::super::params::ParamType;
 
 /// A validated argument as a bound value; a parameter left out is a NULL of its type.
-pub(super) fn to_param(name: &str, kind: ParamType, value: Option<&Value>) -> Result<Param, ToolError> {
+pub(super) fn to_param(
+    name: &str,
+    kind: ParamType,
+    value: Option<&Value>,
+) -> Result<Param, ToolError> {
     let wrong = || {
         ToolError::new(format!(
             "`{name}` must be {}; correct it and call again.",
