@@ -94,7 +94,7 @@ impl App {
             None => (None, None),
         };
         let mut registry = ToolRegistry::builtin();
-        crate::declared::register(&config, &databases, &mut registry)?;
+        crate::declared::register(&config, &databases, &mut registry).await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());
         for (name, def) in &config.agents {
             agents.insert(name.clone(), def.clone());

@@ -1,4 +1,5 @@
-//! Tools declared in the config (`kind: sql`, `kind: http`), added to the registry.
+//! Tools declared in the config (`kind: sql`, `kind: http`), built when the config loads (so a read tool
+//! whose statement writes is a config error) and added to the registry.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,19 +8,24 @@ use steward_sql::Database;
 
 use crate::config::Config;
 use crate::error::AppError;
-use crate::registry::ToolRegistry;
+use crate::registry::{Needs, ToolRegistry};
+use crate::tools::ToolDef;
 
-/// Registers every tool of the config's `tools`.
-pub(crate) fn register(
+/// Builds and registers every tool of the config's `tools`.
+pub(crate) async fn register(
     config: &Config,
-    _databases: &BTreeMap<String, Arc<Database>>,
-    _registry: &mut ToolRegistry,
+    databases: &BTreeMap<String, Arc<Database>>,
+    registry: &mut ToolRegistry,
 ) -> Result<(), AppError> {
-    if let Some(name) = config.tools.keys().next() {
-        return Err(AppError::Config(format!(
-            "{}: declarative tools are not built yet",
-            config.locate(&["tools", name])
-        )));
+    for (name, value) in &config.tools {
+        let place = config.locate(&["tools", name]);
+        let def: ToolDef = serde_yaml::from_value(value.clone())
+            .map_err(|e| AppError::Config(format!("{place}: tools.{name}: {e}")))?;
+        let tool = def
+            .build(name, databases)
+            .await
+            .map_err(|e| AppError::Config(format!("{place}: {e}")))?;
+        registry.register(name.clone(), Needs::Nothing, move |_| Ok(tool.clone()));
     }
     Ok(())
 }

@@ -49,16 +49,23 @@ pub(crate) fn demo_path() -> PathBuf {
 pub(crate) fn resolve_db(db: Option<&str>) -> anyhow::Result<String> {
     let config = config()?;
     if let Some(db) = db {
-        return Ok(config.databases.get(db).cloned().unwrap_or_else(|| db.to_owned()));
+        return Ok(config
+            .databases
+            .get(db)
+            .cloned()
+            .unwrap_or_else(|| db.to_owned()));
     }
-    let named = config
-        .defaults
-        .database
-        .clone()
-        .or_else(|| (config.databases.len() == 1).then(|| config.databases.keys().next().cloned()).flatten());
+    let named = config.defaults.database.clone().or_else(|| {
+        (config.databases.len() == 1)
+            .then(|| config.databases.keys().next().cloned())
+            .flatten()
+    });
     if let Some(name) = named {
         return config.databases.get(&name).cloned().ok_or_else(|| {
-            anyhow::anyhow!("{}: there is no database named `{name}`", config.locate(&["defaults", "database"]))
+            anyhow::anyhow!(
+                "{}: there is no database named `{name}`",
+                config.locate(&["defaults", "database"])
+            )
         });
     }
     let demo = demo_path();
@@ -112,6 +119,20 @@ impl Session {
             .clone()
             .unwrap_or_else(|| app.default_agent().to_owned());
         // A wrong agent name is found before the model is set up.
+        if app.agent_def(&name).is_none()
+            && ["expenses", "orders", "tasks"].contains(&name.as_str())
+        {
+            match app.business() {
+                Some(b) => anyhow::bail!(
+                    "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
+                     use --agent analyst for questions over this database, or run `steward demo`",
+                    steward_core::redact_url(&b.url)
+                ),
+                None => anyhow::bail!(
+                    "the {name} agent needs a database: run `steward demo` to create the demo database, or pass --db URL"
+                ),
+            }
+        }
         if app.agent_def(&name).is_none() {
             let known = app.agent_names().collect::<Vec<_>>().join(", ");
             anyhow::bail!("there is no agent named `{name}`; the agents are: {known}");

@@ -40,7 +40,7 @@ pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
                 |s| s.path.display().to_string(),
             );
             say!(
-                "{place} is valid: {} agents ({}), {} tools, {} databases",
+                "{place} is valid: {} agents ({}), {} tools, {} configured databases",
                 app.agent_names().count(),
                 app.agent_names().collect::<Vec<_>>().join(", "),
                 app.tool_names().len(),

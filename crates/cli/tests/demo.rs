@@ -271,7 +271,7 @@ fn tools_call_validates_like_the_model_and_writes_once_per_call_id() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr)
-            .contains("there is no tool named `delete_task`; the tools are: add_expense,"),
+            .contains("there is no tool named `delete_task` (did you mean `complete_task`?); the tools are: add_expense,"),
         "{}",
         text(&out.stderr)
     );

@@ -26,6 +26,10 @@ pub struct ToolAnnotations {
     /// Every call waits for a person's approval before it runs.
     #[serde(default)]
     pub needs_approval: bool,
+    /// The tool reaches outside systems (the web, a third-party API) rather than a closed set of Steward's
+    /// own data (MCP's `openWorldHint`).
+    #[serde(default)]
+    pub open_world: bool,
 }
 
 /// Everything the model and the validator need to know about a tool.

@@ -1,6 +1,9 @@
 //! The idempotency key of a write: run id, call id, tool name and a hash of the canonical arguments. The same
 //! key again is a retry (the first result is returned); the same run and call id with another tool or other
 //! arguments is a mistake that must be told, never silently replayed.
+//!
+//! Public so that every writing tool keys its calls the same way (the declarative SQL tools of steward-app
+//! use it too).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -11,22 +14,22 @@ use crate::money::{Decimal, plain};
 
 /// One writing tool call, as its idempotency key sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CallKey {
+pub struct CallKey {
     /// The run.
-    pub(crate) run_id: String,
+    pub run_id: String,
     /// The call within the run.
-    pub(crate) call_id: String,
+    pub call_id: String,
     /// The tool called.
-    pub(crate) tool: String,
+    pub tool: String,
     /// The arguments in canonical JSON: keys sorted, numbers normalised, nulls (not sent) left out.
-    pub(crate) arguments: String,
+    pub arguments: String,
     /// SHA-256 of `arguments`, in hex.
-    pub(crate) hash: String,
+    pub hash: String,
 }
 
 impl CallKey {
     /// The key of a call to `tool` with `arguments` (the tool's typed arguments) in `ctx`.
-    pub(crate) fn new(
+    pub fn new(
         ctx: &ToolContext,
         tool: &str,
         arguments: &impl Serialize,
@@ -47,12 +50,7 @@ impl CallKey {
 
     /// Compares the call recorded under this run and call id with this one: `Ok` when it is the same call
     /// (a retry), an error for the model and the operator when the id was used for something else.
-    pub(crate) fn check_same(
-        &self,
-        tool: &str,
-        hash: &str,
-        arguments: &str,
-    ) -> Result<(), ToolError> {
+    pub fn check_same(&self, tool: &str, hash: &str, arguments: &str) -> Result<(), ToolError> {
         if tool == self.tool && hash == self.hash {
             return Ok(());
         }
@@ -82,7 +80,7 @@ impl CallKey {
 
 /// Canonical JSON text: object keys sorted, null members left out (not sending a parameter and sending `null`
 /// mean the same), numbers in their shortest exact decimal form (`5`, `5.0` and `5e0` are all `5`), no spaces.
-pub(crate) fn canonical(value: &Value) -> String {
+pub fn canonical(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out

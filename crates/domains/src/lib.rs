@@ -12,7 +12,7 @@
 //! assert_eq!(tools.names().collect::<Vec<_>>(), ["current_date", "calculator"]);
 //! ```
 
-mod call_key;
+pub mod call_key;
 mod cells;
 pub mod common;
 pub mod demo;

@@ -41,7 +41,7 @@ pub use execute::{
     MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text,
 };
 pub use guard::ServerSettings;
-pub use guard::{Guard, GuardPolicy, Reason, StatementClass, Verdict};
+pub use guard::{Guard, GuardPolicy, NamedSql, Reason, StatementClass, Verdict, WriteKind};
 pub use privileges::Privileges;
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
 /// steward-core).

@@ -9,7 +9,10 @@ use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
 use crate::database::{Database, Pools};
 use crate::dialect::Dialect;
 use crate::error::SqlError;
-use crate::execute::{Collector, Param, QueryLimits, QueryResult, bind_all, db_error, decode};
+use crate::execute::sqlite_check::{Shape, shape};
+use crate::execute::{
+    Collector, Param, QueryLimits, QueryResult, bind_all, db_error, decode, sqlite_error,
+};
 
 enum Inner {
     Sqlite(Transaction<'static, Sqlite>),
@@ -150,6 +153,53 @@ impl WriteTx {
         })
     }
 
+    /// Runs exactly `sql`, with the engine's own placeholders (`$1` on PostgreSQL, `?` elsewhere; the text is
+    /// not rewritten), once the engine has proved it is one statement: PostgreSQL and MySQL/MariaDB prepare
+    /// it (a prepared statement holds one), SQLite compiles it and must find nothing after the first. For
+    /// statements a person wrote and [`crate::Guard::check_write`] passed; returns the rows it changed.
+    pub async fn execute_exact(&mut self, sql: &str, params: &[Param]) -> Result<u64, SqlError> {
+        if sql.contains('\0') {
+            return Err(SqlError::Refused(
+                "The SQL contains a NUL byte; remove it.".to_owned(),
+            ));
+        }
+        let query = sqlx::AssertSqlSafe(sql.to_owned());
+        Ok(match &mut self.inner {
+            Inner::Sqlite(tx) => {
+                {
+                    let mut handle = tx.lock_handle().await.map_err(db_error)?;
+                    match shape(handle.as_raw_handle(), sql) {
+                        Shape::ReadOnly | Shape::Writes => {}
+                        Shape::Several(at) => {
+                            return Err(SqlError::Refused(format!(
+                                "SQLite reads a second statement starting at byte {at}; exactly one statement may run."
+                            )));
+                        }
+                        Shape::Empty => {
+                            return Err(SqlError::Refused("There is no SQL statement.".to_owned()));
+                        }
+                        Shape::Error(message) => return Err(sqlite_error(message)),
+                    }
+                }
+                bind_all!(sqlx::query(query), params)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(write_error)?
+                    .rows_affected()
+            }
+            Inner::Postgres(tx) => bind_all!(sqlx::query(query), params)
+                .execute(&mut **tx)
+                .await
+                .map_err(write_error)?
+                .rows_affected(),
+            Inner::Mysql(tx) => bind_all!(sqlx::query(query), params)
+                .execute(&mut **tx)
+                .await
+                .map_err(write_error)?
+                .rows_affected(),
+        })
+    }
+
     /// Runs an `INSERT` into a table whose key is an `id` column it generates; returns the new id.
     pub async fn insert(&mut self, sql: &str, params: &[Param]) -> Result<i64, SqlError> {
         match &mut self.inner {
@@ -204,6 +254,29 @@ mod tests {
             numbered("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"),
             "SELECT * FROM t WHERE a = $1 AND b = '?' AND c = $2"
         );
+    }
+
+    #[tokio::test]
+    async fn exact_statements_run_as_written_and_only_alone() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        db.execute_script("CREATE TABLE t (a TEXT)").await.unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        let hostile = "x'); DELETE FROM t; --";
+        let n = tx
+            .execute_exact(
+                "INSERT INTO t (a) VALUES (?)",
+                &[Param::Text(hostile.into())],
+            )
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        let e = tx
+            .execute_exact("INSERT INTO t (a) VALUES ('y'); DELETE FROM t", &[])
+            .await
+            .unwrap_err();
+        assert!(matches!(e, SqlError::Refused(_)), "{e}");
+        let rows = tx.fetch("SELECT a FROM t", &[]).await.unwrap();
+        assert_eq!(rows.rows, vec![vec![serde_json::json!(hostile)]]);
     }
 
     #[tokio::test]

@@ -33,6 +33,8 @@ macro_rules! bind_common {
             Param::Null => $q.bind(None::<String>),
             Param::NullInt => $q.bind(None::<i64>),
             Param::NullDate => $q.bind(None::<chrono::NaiveDate>),
+            Param::NullFloat => $q.bind(None::<f64>),
+            Param::NullBool => $q.bind(None::<bool>),
         }
     };
 }

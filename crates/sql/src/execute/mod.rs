@@ -24,7 +24,7 @@ mod mysql;
 mod postgres;
 mod read;
 mod sqlite;
-mod sqlite_check;
+pub(crate) mod sqlite_check;
 
 use std::time::Duration;
 
@@ -138,6 +138,10 @@ pub enum Param {
     NullInt,
     /// A date NULL.
     NullDate,
+    /// A float NULL.
+    NullFloat,
+    /// A boolean NULL.
+    NullBool,
 }
 
 /// Longest cell shown to the model, in characters.

@@ -27,16 +27,20 @@ mod functions;
 mod lex;
 mod lexical;
 mod live;
+mod named;
 mod parse;
 mod policy;
 mod sensitive;
 mod settings;
 mod verdict;
 mod walker;
+mod write;
 
+pub use named::NamedSql;
 pub use policy::GuardPolicy;
 pub use settings::ServerSettings;
 pub use verdict::{Reason, StatementClass, Verdict};
+pub use write::WriteKind;
 
 pub(crate) use verdict::reason;
 

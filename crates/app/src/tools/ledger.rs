@@ -1,0 +1,170 @@
+//! The bookkeeping that makes a declarative write idempotent: each call's key (run id, call id, tool, SHA-256
+//! of the canonical arguments: steward-domains' [`CallKey`]) and result, kept in the business database in the
+//! same transaction as the write. A retried call gets the first result back; the same call id with other
+//! arguments is an error. The table has the columns of the demo's `tool_calls` and is created on first use.
+
+use serde_json::{Value, json};
+use steward_core::{ToolError, ToolOutput};
+use steward_domains::call_key::CallKey;
+use steward_sql::{Database, Dialect, Param, SqlError, WriteTx};
+use tokio::sync::OnceCell;
+
+/// The table that records the declarative writes of a database.
+pub const LEDGER_TABLE: &str = "steward_tool_calls";
+
+/// The start of a write: done before for this call, or a fresh transaction.
+pub(crate) enum Begun {
+    /// This call already ran; here is what it returned.
+    Replay(ToolOutput),
+    /// A transaction to write in.
+    Fresh(WriteTx),
+}
+
+/// The ledger of one tool's database.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    ready: OnceCell<()>,
+}
+
+impl Ledger {
+    /// Begins the write of one call, unless that call was already done.
+    pub(crate) async fn begin(&self, db: &Database, key: &CallKey) -> Result<Begun, ToolError> {
+        self.ready
+            .get_or_try_init(|| async {
+                // DDL outside the write: on MySQL/MariaDB it would commit the transaction.
+                let ddl = ddl(db.dialect());
+                match db.execute_script(&ddl).await {
+                    Ok(()) => Ok(()),
+                    // Two processes may race to create it: once more sees it there.
+                    Err(_) => db.execute_script(&ddl).await,
+                }
+            })
+            .await
+            .map_err(|e| {
+                unavailable(&e)
+                    .with_diagnostic(format!("creating the table {LEDGER_TABLE} failed: {e}"))
+            })?;
+        let mut tx = db.begin_write().await.map_err(|e| unavailable(&e))?;
+        match previous(&mut tx, key).await? {
+            Some(output) => Ok(Begun::Replay(output)),
+            None => Ok(Begun::Fresh(tx)),
+        }
+    }
+
+    /// Records the call and its result, then commits. If the same call committed meanwhile, its result is
+    /// returned and this write is dropped.
+    pub(crate) async fn finish(
+        &self,
+        db: &Database,
+        mut tx: WriteTx,
+        key: &CallKey,
+        output: ToolOutput,
+    ) -> Result<ToolOutput, ToolError> {
+        let stored = json!({"content": output.content, "data": output.data}).to_string();
+        let now = Param::Timestamp(chrono::Utc::now().naive_utc());
+        let kept = tx
+            .execute(
+                &format!(
+                    "INSERT INTO {LEDGER_TABLE} (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                &[
+                    Param::Text(key.run_id.clone()),
+                    Param::Text(key.call_id.clone()),
+                    Param::Text(key.tool.clone()),
+                    Param::Text(key.hash.clone()),
+                    Param::Text(key.arguments.clone()),
+                    Param::Text(stored),
+                    now,
+                ],
+            )
+            .await;
+        match kept {
+            Ok(_) => {
+                tx.commit().await.map_err(|e| unavailable(&e))?;
+                Ok(output)
+            }
+            Err(SqlError::Constraint(_)) => {
+                drop(tx);
+                let mut again = db.begin_write().await.map_err(|e| unavailable(&e))?;
+                previous(&mut again, key)
+                    .await?
+                    .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
+            }
+            Err(e) => Err(unavailable(&e).with_diagnostic(e.to_string())),
+        }
+    }
+}
+
+/// The table's DDL in a dialect (the demo's `tool_calls` columns).
+fn ddl(dialect: Dialect) -> String {
+    let (ts, long) = match dialect {
+        Dialect::Mysql => ("DATETIME", "LONGTEXT"),
+        _ => ("TIMESTAMP", "TEXT"),
+    };
+    format!(
+        "CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (
+    run_id VARCHAR(200) NOT NULL,
+    call_id VARCHAR(200) NOT NULL,
+    tool VARCHAR(64) NOT NULL,
+    arguments_hash CHAR(64) NOT NULL,
+    arguments {long} NOT NULL,
+    result {long} NOT NULL,
+    created_at {ts} NOT NULL,
+    PRIMARY KEY (run_id, call_id)
+)"
+    )
+}
+
+/// The result recorded for this run and call id when it is the same call; an error when the id was used by
+/// another tool or with other arguments.
+async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>, ToolError> {
+    let rows = tx
+        .fetch(
+            &format!(
+                "SELECT tool, arguments_hash, arguments, result FROM {LEDGER_TABLE} WHERE run_id = ? AND call_id = ?"
+            ),
+            &[
+                Param::Text(key.run_id.clone()),
+                Param::Text(key.call_id.clone()),
+            ],
+        )
+        .await
+        .map_err(|e| unavailable(&e).with_diagnostic(format!("reading {LEDGER_TABLE}: {e}")))?;
+    let Some(row) = rows.rows.first() else {
+        return Ok(None);
+    };
+    let text = |i: usize| -> Result<&str, ToolError> {
+        row.get(i).and_then(Value::as_str).ok_or_else(|| {
+            ToolError::internal(format!(
+                "{LEDGER_TABLE} holds an unreadable row for call {}",
+                key.call_id
+            ))
+        })
+    };
+    key.check_same(text(0)?, text(1)?, text(2)?)?;
+    let value: Value = serde_json::from_str(text(3)?).map_err(|e| {
+        ToolError::internal(format!(
+            "the stored result of call {} is unreadable: {e}",
+            key.call_id
+        ))
+    })?;
+    let content = value
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut output = ToolOutput::text(content);
+    output.data = match value.get("data") {
+        None | Some(Value::Null) => None,
+        Some(data) => serde_json::from_value(data.clone()).ok(),
+    };
+    Ok(Some(output))
+}
+
+/// A failure of the bookkeeping: the model is told the change did not happen.
+fn unavailable(error: &SqlError) -> ToolError {
+    ToolError::new(
+        "The database could not be used just now, so the change was not made; tell the user.",
+    )
+    .with_diagnostic(error.to_string())
+}

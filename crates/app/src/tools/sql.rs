@@ -1,0 +1,282 @@
+//! `kind: sql` tools: one fixed statement with `:name` parameters, always bound, never spliced.
+//!
+//! At load the statement's `:name`s are turned into the engine's placeholders by lexing it as the engine does
+//! ([`steward_sql::Guard::bind_named`]); that translated text is the one checked and the one run. A `read`
+//! tool's statement must pass the database's guard and runs on the read-only path with a row cap; a `write`
+//! tool's statement must be exactly one `INSERT`, `UPDATE` or `DELETE` ([`steward_sql::Guard::check_write`])
+//! and runs in one transaction, idempotent on the tool call (see `ledger`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use steward_core::{Tool, ToolContext, ToolData, ToolError, ToolOutput, ToolSpec};
+use steward_domains::call_key::CallKey;
+use steward_sql::{Database, Guard, MAX_ROWS, Param, QueryLimits, StatementClass, WriteKind};
+
+use super::ledger::{Begun, Ledger};
+use super::params::{ParamType, Parameters};
+use super::{ToolDefError, check_name, check_params};
+
+mod outcome;
+
+use outcome::{changed, sql_error, table_output, to_param};
+
+/// The row cap of a read tool that does not set `max_rows`.
+const DEFAULT_MAX_ROWS: u64 = 100;
+
+/// Whether a SQL tool reads or writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum SqlMode {
+    /// One guarded, read-only query.
+    #[default]
+    Read,
+    /// One `INSERT`, `UPDATE` or `DELETE` in its own transaction, idempotent on the call.
+    Write,
+}
+
+/// A `kind: sql` tool as declared in config.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlToolDef {
+    /// The name of the database it runs on.
+    pub database: String,
+    /// What it does and when to use it, for the model.
+    pub description: String,
+    /// The statement, with `:name` parameters.
+    pub statement: String,
+    /// The parameters, in order.
+    #[serde(default)]
+    pub parameters: Parameters,
+    /// Read (default) or write.
+    #[serde(default)]
+    pub mode: SqlMode,
+    /// Most rows a read returns (default 100).
+    #[serde(default)]
+    pub max_rows: Option<u64>,
+    /// A human-readable title for UIs.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// What a call does.
+#[derive(Debug)]
+enum Plan {
+    Read { guard: Guard, limits: QueryLimits },
+    Write { kind: WriteKind, ledger: Ledger },
+}
+
+/// A built `kind: sql` tool.
+#[derive(Debug)]
+pub struct SqlTool {
+    spec: ToolSpec,
+    title: Option<String>,
+    db: Arc<Database>,
+    /// The statement with the engine's placeholders: the text checked and the text run.
+    sql: String,
+    /// The parameter bound at each placeholder.
+    binds: Vec<String>,
+    params: Parameters,
+    plan: Plan,
+}
+
+impl SqlTool {
+    /// Builds the tool: checks its name, parameters and statement against `db` (its guard, with the server's
+    /// own settings), so that every mistake in the declaration shows now rather than at a call.
+    pub async fn build(
+        name: &str,
+        def: SqlToolDef,
+        db: Arc<Database>,
+    ) -> Result<Self, ToolDefError> {
+        check_name(name)?;
+        check_params(name, &def.parameters)?;
+        if def.description.trim().is_empty() {
+            return Err(ToolDefError::invalid(
+                name,
+                "the description is empty; say what the tool does, for the model",
+            ));
+        }
+        let statement_error = |problem: String| ToolDefError::Statement {
+            tool: name.to_owned(),
+            problem,
+        };
+        let guard = db.guard().await.map_err(|e| ToolDefError::Database {
+            tool: name.to_owned(),
+            message: e.to_string(),
+        })?;
+        let named = guard
+            .bind_named(&def.statement)
+            .map_err(|r| statement_error(format!("the statement cannot be used: {}", r.message)))?;
+        if let Some(unknown) = named.names.iter().find(|n| def.parameters.get(n).is_none()) {
+            let declared: Vec<&str> = def.parameters.names().collect();
+            return Err(statement_error(format!(
+                "the statement uses :{unknown}, which is not declared under `parameters` (declared: {}); declare it or fix the name",
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
+            )));
+        }
+        if let Some(unused) = def
+            .parameters
+            .names()
+            .find(|p| !named.names.iter().any(|n| n == p))
+        {
+            return Err(ToolDefError::Parameter {
+                tool: name.to_owned(),
+                param: unused.to_owned(),
+                problem: format!(
+                    "it is declared but the statement never uses :{unused}; use it or remove it"
+                ),
+            });
+        }
+        let mut spec = ToolSpec::new(name, def.description.clone(), def.parameters.schema());
+        let plan = match def.mode {
+            SqlMode::Read => {
+                let verdict = guard.check(&named.sql);
+                if !verdict.allowed {
+                    let why = verdict.explanation();
+                    return Err(statement_error(match verdict.class {
+                        StatementClass::Write | StatementClass::Ddl | StatementClass::Admin => {
+                            format!(
+                                "it is a read tool (mode: read, the default) but its statement changes the database: {why} \
+                             Make it a SELECT, or declare `mode: write` for a single INSERT, UPDATE or DELETE."
+                            )
+                        }
+                        _ => format!("its statement is refused by the read-only guard: {why}"),
+                    }));
+                }
+                let max_rows = def.max_rows.unwrap_or(DEFAULT_MAX_ROWS);
+                let max_rows = usize::try_from(max_rows)
+                    .ok()
+                    .filter(|n| (1..=MAX_ROWS).contains(n))
+                    .ok_or_else(|| {
+                        ToolDefError::invalid(
+                            name,
+                            format!("max_rows must be between 1 and {MAX_ROWS}, not {max_rows}"),
+                        )
+                    })?;
+                spec.annotations.read_only = true;
+                spec.annotations.idempotent = true;
+                Plan::Read {
+                    guard,
+                    limits: QueryLimits {
+                        max_rows,
+                        ..QueryLimits::default()
+                    },
+                }
+            }
+            SqlMode::Write => {
+                if def.max_rows.is_some() {
+                    return Err(ToolDefError::invalid(
+                        name,
+                        "max_rows applies to read tools only; remove it",
+                    ));
+                }
+                let kind = guard.check_write(&named.sql).map_err(|reasons| {
+                    let why: Vec<String> = reasons.into_iter().map(|r| r.message).collect();
+                    statement_error(format!(
+                        "it is a write tool (mode: write) but its statement cannot be used: {}",
+                        why.join(" ")
+                    ))
+                })?;
+                spec.annotations.destructive = kind.destructive();
+                spec.annotations.idempotent = true;
+                Plan::Write {
+                    kind,
+                    ledger: Ledger::default(),
+                }
+            }
+        };
+        Ok(Self {
+            spec,
+            title: def.title,
+            db,
+            sql: named.sql,
+            binds: named.names,
+            params: def.parameters,
+            plan,
+        })
+    }
+
+    /// The title for UIs, when declared.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The statement as it runs: the engine's placeholders instead of `:name`.
+    pub fn statement(&self) -> &str {
+        &self.sql
+    }
+
+    /// The values bound to the placeholders, from validated arguments with defaults filled in.
+    fn bind(&self, args: &Map<String, Value>) -> Result<Vec<Param>, ToolError> {
+        self.binds
+            .iter()
+            .map(|name| {
+                let kind = self
+                    .params
+                    .get(name)
+                    .map_or(ParamType::String, |spec| spec.kind);
+                to_param(name, kind, args.get(name))
+            })
+            .collect()
+    }
+
+    async fn read(
+        &self,
+        guard: &Guard,
+        limits: &QueryLimits,
+        params: &[Param],
+    ) -> Result<ToolOutput, ToolError> {
+        let result = self
+            .db
+            .query_with(guard, &self.sql, params, limits)
+            .await
+            .map_err(|e| sql_error(e, false))?;
+        Ok(table_output(&result))
+    }
+
+    async fn write(
+        &self,
+        ctx: &ToolContext,
+        kind: WriteKind,
+        ledger: &Ledger,
+        args: &Map<String, Value>,
+        params: &[Param],
+    ) -> Result<ToolOutput, ToolError> {
+        let key = CallKey::new(ctx, &self.spec.name, args)?;
+        let mut tx = match ledger.begin(&self.db, &key).await? {
+            Begun::Replay(output) => return Ok(output),
+            Begun::Fresh(tx) => tx,
+        };
+        let rows = tx
+            .execute_exact(&self.sql, params)
+            .await
+            .map_err(|e| sql_error(e, true))?;
+        let output = ToolOutput::text(changed(kind, rows)).with_data(ToolData::Json {
+            value: json!({ "rows_affected": rows }),
+        });
+        ledger.finish(&self.db, tx, &key, output).await
+    }
+}
+
+#[async_trait]
+impl Tool for SqlTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args = self.params.apply_defaults(args);
+        let params = self.bind(&args)?;
+        match &self.plan {
+            Plan::Read { guard, limits } => self.read(guard, limits, &params).await,
+            Plan::Write { kind, ledger } => self.write(ctx, *kind, ledger, &args, &params).await,
+        }
+    }
+}
