@@ -163,11 +163,12 @@ project exists, use the id it gives.
             .with_limits(limits))
     }
 
-    /// The router: its tools are the other agents, driven by `model` and reporting to `observer`.
+    /// The router: its tools are the other agents, driven by `model`. Their runs report to the caller's observer
+    /// through the tool context (`_observer` is kept for callers of the old signature).
     pub fn assistant(
         &self,
         model: Arc<dyn Model>,
-        observer: Arc<dyn Observer>,
+        _observer: Arc<dyn Observer>,
         limits: Limits,
     ) -> Result<Agent, AgentError> {
         let sub_limits = Limits {
