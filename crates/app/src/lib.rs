@@ -1,8 +1,29 @@
 //! # steward-app
 //!
-//! Assembly of Steward: agents and tools as data ([`AgentDef`](agents::AgentDef), the tool registry), the
-//! `steward.yaml` configuration, the composition root ([`App`](app::App)) that owns models, databases,
-//! registry and store, and the durable run store.
+//! Assembly of Steward: agents and tools as data, the `steward.yaml` configuration, the composition root that
+//! owns models, databases, registry and store, and the durable run store ([`store`]).
+//!
+//! The run store keeps every run (sub-runs of a router included), its events and its tool calls, written as
+//! they happen by a [`StoreObserver`](store::StoreObserver) attached to the runner:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use steward_app::store::{RunStore, StoreObserver};
+//! use steward_core::{Agent, ModelResponse, Runner, ScriptedModel, Toolbox};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = RunStore::open(None).await?; // $XDG_DATA_HOME/steward/store.sqlite
+//! let observer = Arc::new(StoreObserver::new(store.clone())?);
+//! let agent = Agent::new("helper", "You help.", Toolbox::new());
+//! let model = ScriptedModel::new([ModelResponse::text("Hello!")]);
+//! let runner = Runner::new(Arc::new(agent), Arc::new(model)).with_observer(observer.clone());
+//! runner.run("hi").await;
+//! observer.flush().await?;
+//! for run in store.list(10, 0).await? {
+//!     println!("{} {} {}", run.id, run.input, run.outcome);
+//! }
+//! # Ok(()) }
+//! ```
 //!
 //! Tools can be declared in config rather than written in Rust: see [`tools`] (`kind: sql` and `kind: http`).
 
@@ -12,6 +33,7 @@ pub mod config;
 mod declared;
 pub mod error;
 pub mod registry;
+pub mod store;
 pub mod tools;
 
 pub use agents::{AgentDef, LimitsDef, ModeDef};
@@ -19,3 +41,15 @@ pub use app::{App, AppOptions, Business};
 pub use config::Config;
 pub use error::AppError;
 pub use registry::{Deps, ToolRegistry};
+
+use std::path::PathBuf;
+
+/// The user's data directory: `$XDG_DATA_HOME`, or `~/.local/share`, or the current directory when neither is
+/// known. Steward keeps its files in `steward/` under it (the demo database, the run store).
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+}

@@ -27,6 +27,14 @@ pub enum Event {
         /// The user's input.
         input: String,
     },
+    /// The user added a message to a run that had ended (the next question of a conversation); the run goes
+    /// on from here.
+    FollowUp {
+        /// The run.
+        run_id: String,
+        /// The user's message.
+        input: String,
+    },
     /// A request is about to be sent to the model.
     ModelRequest {
         /// The run.

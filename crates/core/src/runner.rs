@@ -147,6 +147,20 @@ impl Runner {
         run
     }
 
+    /// Adds the user's next message to a run that has ended (a conversation goes on) and reports it as
+    /// [`Event::FollowUp`]; drive the run again for the answer.
+    pub fn follow_up(&self, run: &mut Run, input: &str) -> Result<(), Error> {
+        run.follow_up(input)?;
+        self.emit(
+            run,
+            Event::FollowUp {
+                run_id: run.id().to_owned(),
+                input: input.to_owned(),
+            },
+        );
+        Ok(())
+    }
+
     /// Records a person's decision on a call waiting for approval (the run is not driven yet).
     pub fn decide(&self, run: &mut Run, call_id: &str, approval: Approval) -> Result<(), Error> {
         run.decide(call_id, &approval)?;

@@ -56,6 +56,41 @@ async fn a_follow_up_before_the_run_is_done_is_refused() {
 }
 
 #[tokio::test]
+async fn a_follow_up_through_the_runner_is_reported_so_a_stored_run_keeps_every_question() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::text("hi"),
+        ModelResponse::text("hi again"),
+    ]));
+    let (runner, log) = runner(agent(Toolbox::new()), model);
+    let (mut run, _) = runner.run("hello").await;
+    runner.follow_up(&mut run, "hello again").unwrap();
+    assert_eq!(answer(&runner.drive(&mut run).await), "hi again");
+    let events = log.events();
+    let at = events
+        .iter()
+        .position(|e| matches!(e, Event::FollowUp { input, .. } if input == "hello again"))
+        .expect("a FollowUp event");
+    assert!(
+        matches!(events[at - 1], Event::Finished { .. }),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events[at + 1], Event::ModelRequest { step: 2, .. }),
+        "{events:?}"
+    );
+    // Refused follow-ups are not reported.
+    let mut fresh = runner.start("again");
+    assert!(runner.follow_up(&mut fresh, "too soon").is_err());
+    assert_eq!(
+        log.events()
+            .iter()
+            .filter(|e| matches!(e, Event::FollowUp { .. }))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
 async fn a_streaming_runner_reports_deltas_before_the_response() {
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("Hello there.")]));
     let log = steward_core::EventLog::new();

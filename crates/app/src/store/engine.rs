@@ -1,0 +1,314 @@
+//! The two engines the store runs on, behind one small interface: SQL is written once with `$n` placeholders
+//! (SQLite reads `$1` as parameter 1 too), values travel as [`Arg`]s and come back through [`Row`].
+//!
+//! Times are `TIMESTAMPTZ` on PostgreSQL and, on SQLite, text in one fixed-width UTC form
+//! (`2026-11-21T08:30:00.000000Z`), so that text order is time order.
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgPool, PgRow};
+use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::{Postgres, Row as _, Sqlite, Transaction};
+
+use super::StoreError;
+
+/// A value bound to a statement.
+#[derive(Clone, Debug)]
+pub(crate) enum Arg {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Bool(Option<bool>),
+    Time(Option<DateTime<Utc>>),
+}
+
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Self::Text(Some(v.to_owned()))
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Self::Text(Some(v))
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        Self::Text(v)
+    }
+}
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Self::Int(Some(v))
+    }
+}
+impl From<u64> for Arg {
+    fn from(v: u64) -> Self {
+        Self::Int(Some(i64::try_from(v).unwrap_or(i64::MAX)))
+    }
+}
+impl From<Option<f64>> for Arg {
+    fn from(v: Option<f64>) -> Self {
+        Self::Real(v)
+    }
+}
+impl From<bool> for Arg {
+    fn from(v: bool) -> Self {
+        Self::Bool(Some(v))
+    }
+}
+impl From<DateTime<Utc>> for Arg {
+    fn from(v: DateTime<Utc>) -> Self {
+        Self::Time(Some(v))
+    }
+}
+
+/// The fixed-width UTC text of a time on SQLite.
+pub(crate) fn sqlite_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// A connection pool of either engine.
+#[derive(Clone, Debug)]
+pub(crate) enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A write transaction of either engine; dropped without [`Tx::commit`], it rolls back.
+pub(crate) enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// A result row of either engine.
+pub(crate) enum Row {
+    Sqlite(SqliteRow),
+    Postgres(PgRow),
+}
+
+fn db(e: sqlx::Error) -> StoreError {
+    StoreError::Database(one_line(&e.to_string()))
+}
+
+/// Text on one line (engine messages can span several).
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+macro_rules! bind_all {
+    ($query:expr, $args:expr, $time:expr) => {{
+        let mut q = $query;
+        for arg in $args {
+            q = match arg {
+                Arg::Text(v) => q.bind(v),
+                Arg::Int(v) => q.bind(v),
+                Arg::Real(v) => q.bind(v),
+                Arg::Bool(v) => q.bind(v),
+                Arg::Time(v) => q.bind(v.map($time)),
+            };
+        }
+        q
+    }};
+}
+
+impl Pool {
+    /// Begins a write transaction; on SQLite it takes the write lock first (`BEGIN IMMEDIATE`), waiting on the
+    /// busy timeout for other writers instead of failing half-way.
+    pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Self::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)?),
+            Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
+        })
+    }
+
+    /// Runs a query outside any transaction and returns its rows.
+    pub(crate) async fn fetch(
+        &self,
+        sql: &'static str,
+        args: Vec<Arg>,
+    ) -> Result<Vec<Row>, StoreError> {
+        Ok(match self {
+            Self::Sqlite(pool) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                .fetch_all(pool)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(Row::Sqlite)
+                .collect(),
+            Self::Postgres(pool) => bind_all!(sqlx::query(sql), args, pg_time)
+                .fetch_all(pool)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(Row::Postgres)
+                .collect(),
+        })
+    }
+
+    /// Closes every connection.
+    pub(crate) async fn close(&self) {
+        match self {
+            Self::Sqlite(pool) => pool.close().await,
+            Self::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// PostgreSQL takes times as they are.
+fn pg_time(t: DateTime<Utc>) -> DateTime<Utc> {
+    t
+}
+
+impl Tx {
+    /// Runs a statement; returns the rows it changed.
+    pub(crate) async fn execute(
+        &mut self,
+        sql: &'static str,
+        args: Vec<Arg>,
+    ) -> Result<u64, StoreError> {
+        Ok(match self {
+            Self::Sqlite(tx) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                .execute(&mut **tx)
+                .await
+                .map_err(db)?
+                .rows_affected(),
+            Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
+                .execute(&mut **tx)
+                .await
+                .map_err(db)?
+                .rows_affected(),
+        })
+    }
+
+    /// Runs a query and returns its rows.
+    pub(crate) async fn fetch(
+        &mut self,
+        sql: &'static str,
+        args: Vec<Arg>,
+    ) -> Result<Vec<Row>, StoreError> {
+        Ok(match self {
+            Self::Sqlite(tx) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(Row::Sqlite)
+                .collect(),
+            Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(Row::Postgres)
+                .collect(),
+        })
+    }
+
+    /// Runs a script of several statements without parameters (a migration).
+    pub(crate) async fn script(&mut self, sql: &'static str) -> Result<(), StoreError> {
+        match self {
+            Self::Sqlite(tx) => {
+                sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
+            }
+            Self::Postgres(tx) => {
+                sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// True on PostgreSQL.
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self, Self::Postgres(_))
+    }
+
+    /// Commits.
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Self::Sqlite(tx) => tx.commit().await.map_err(db),
+            Self::Postgres(tx) => tx.commit().await.map_err(db),
+        }
+    }
+}
+
+fn cell(column: usize, e: sqlx::Error) -> StoreError {
+    StoreError::Corrupt(format!("column {column}: {}", one_line(&e.to_string())))
+}
+
+impl Row {
+    /// A text column.
+    pub(crate) fn text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        match self {
+            Self::Sqlite(row) => row.try_get(i),
+            Self::Postgres(row) => row.try_get(i),
+        }
+        .map_err(|e| cell(i, e))
+    }
+
+    /// A text column that may not be NULL.
+    pub(crate) fn string(&self, i: usize) -> Result<String, StoreError> {
+        self.text(i)?
+            .ok_or_else(|| StoreError::Corrupt(format!("column {i} is NULL")))
+    }
+
+    /// An integer column that may be NULL.
+    pub(crate) fn opt_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        match self {
+            Self::Sqlite(row) => row.try_get(i),
+            Self::Postgres(row) => row.try_get(i),
+        }
+        .map_err(|e| cell(i, e))
+    }
+
+    /// An integer column (NULL reads as 0).
+    pub(crate) fn int(&self, i: usize) -> Result<i64, StoreError> {
+        Ok(self.opt_int(i)?.unwrap_or_default())
+    }
+
+    /// A non-negative integer column, as u64.
+    pub(crate) fn count(&self, i: usize) -> Result<u64, StoreError> {
+        Ok(u64::try_from(self.int(i)?).unwrap_or_default())
+    }
+
+    /// A floating-point column.
+    pub(crate) fn real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        match self {
+            Self::Sqlite(row) => row.try_get(i),
+            Self::Postgres(row) => row.try_get(i),
+        }
+        .map_err(|e| cell(i, e))
+    }
+
+    /// A boolean column.
+    pub(crate) fn boolean(&self, i: usize) -> Result<Option<bool>, StoreError> {
+        match self {
+            Self::Sqlite(row) => row.try_get(i),
+            Self::Postgres(row) => row.try_get(i),
+        }
+        .map_err(|e| cell(i, e))
+    }
+
+    /// A time column.
+    pub(crate) fn time(&self, i: usize) -> Result<Option<DateTime<Utc>>, StoreError> {
+        match self {
+            Self::Sqlite(row) => {
+                let text: Option<String> = row.try_get(i).map_err(|e| cell(i, e))?;
+                text.map(|t| {
+                    DateTime::parse_from_rfc3339(&t)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(|e| {
+                            StoreError::Corrupt(format!("column {i}: `{t}` is not a time: {e}"))
+                        })
+                })
+                .transpose()
+            }
+            Self::Postgres(row) => row.try_get(i).map_err(|e| cell(i, e)),
+        }
+    }
+
+    /// A time column that may not be NULL.
+    pub(crate) fn instant(&self, i: usize) -> Result<DateTime<Utc>, StoreError> {
+        self.time(i)?
+            .ok_or_else(|| StoreError::Corrupt(format!("column {i} is NULL")))
+    }
+}
