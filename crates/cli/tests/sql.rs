@@ -252,6 +252,7 @@ async fn ask_db_uses_the_analyst_with_sql_tools() {
             "describe_tables",
             "query_table",
             "run_sql",
+            "ask_database",
             "current_date",
             "calculator"
         ]
