@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use clap::Args;
+use steward_app::store::StoreObserver;
 use steward_app::{App, AppOptions, Config};
-use steward_core::{EventLog, Fanout};
+use steward_core::{EventLog, Fanout, Observer};
 
 use crate::out::note;
 
@@ -30,6 +31,13 @@ pub(crate) struct AgentArgs {
     /// database, analyst on any other database.
     #[arg(short, long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) store: crate::runs::StoreArgs,
+
+    /// Do not record the run in the run store.
+    #[arg(long, conflicts_with = "store")]
+    pub(crate) no_store: bool,
 }
 
 /// Where `steward demo` puts the demo database: `$XDG_DATA_HOME/steward/demo.sqlite` or
@@ -102,6 +110,8 @@ pub(crate) struct Session {
     pub(crate) model_name: String,
     /// Every event of the run tree (sub-agents included), for `--json`.
     pub(crate) log: EventLog,
+    /// Records the runs in the run store (`None` with `--no-store`).
+    pub(crate) recorder: Option<Arc<StoreObserver>>,
 }
 
 impl Session {
@@ -110,6 +120,7 @@ impl Session {
         agents: &AgentArgs,
         model: &crate::setup::ModelArgs,
         trace: bool,
+        stream: bool,
         question: Option<&str>,
     ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
@@ -139,7 +150,9 @@ impl Session {
         }
         let connected = model.connect().await?;
         let model_name = connected.name().to_owned();
-        let trace = Arc::new(crate::trace::Trace::new(trace, &model_name, prices));
+        let trace = Arc::new(
+            crate::trace::Trace::new(trace, &model_name, prices.clone()).streaming(stream),
+        );
         let agent = app.agent(&name, connected.clone(), question, model.limits())?;
         if trace.enabled()
             && let Some(notice) = app.business().and_then(|b| b.privileges.as_ref())
@@ -153,15 +166,23 @@ impl Session {
                     .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
             );
         }
+        let recorder = crate::runs::recorder(&agents.store, agents.no_store).await?;
         let log = EventLog::new();
-        let observer = Fanout(vec![trace.clone(), Arc::new(log.clone())]);
-        let runner =
-            steward_core::Runner::new(Arc::new(agent), connected).with_observer(Arc::new(observer));
+        let mut observers: Vec<Arc<dyn Observer>> = vec![trace.clone(), Arc::new(log.clone())];
+        if let Some(recorder) = &recorder {
+            recorder.set_model(model_name.clone());
+            recorder.set_prices(prices);
+            observers.push(recorder.clone());
+        }
+        let runner = steward_core::Runner::new(Arc::new(agent), connected)
+            .with_observer(Arc::new(Fanout(observers)))
+            .with_streaming(trace.is_streaming());
         Ok(Self {
             runner,
             trace,
             model_name,
             log,
+            recorder,
         })
     }
 }

@@ -23,7 +23,7 @@ pub(crate) struct AskArgs {
     #[arg(long)]
     trace: bool,
 
-    /// Print {"answer", "outcome", "steps", "usage", "transcript", "events"} as JSON instead of the answer
+    /// Print {"run_id", "answer", "outcome", "steps", "usage", "transcript", "events"} as JSON instead of the answer
     /// (the events include the sub-agents' steps).
     #[arg(long)]
     json: bool,
@@ -55,14 +55,24 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         trace,
         model_name,
         log,
-    } = Session::open(&args.agents, &args.model, args.trace, Some(question)).await?;
+        recorder,
+    } = Session::open(
+        &args.agents,
+        &args.model,
+        args.trace,
+        !args.json,
+        Some(question),
+    )
+    .await?;
 
     let mut run = runner.start(question);
     let outcome = session::drive(&runner, &mut run).await;
+    crate::runs::finish(recorder.as_deref()).await;
 
     if args.json {
         let usage = trace.total_usage();
         let output = json!({
+            "run_id": run.id(),
             "answer": outcome.answer(),
             "outcome": outcome.name(),
             "error": (!outcome.is_answered()).then(|| outcome.to_string()),
@@ -81,7 +91,12 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         say!("{}", serde_json::to_string_pretty(&output)?);
     } else {
         match &outcome {
-            Outcome::Answered { answer } => say!("{answer}"),
+            Outcome::Answered { answer } => {
+                // A streamed answer is on the screen already.
+                if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {
+                    say!("{answer}");
+                }
+            }
             other => note!("{} {other}", crate::style::Style::stderr().error("error:")),
         }
     }

@@ -39,7 +39,14 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         runner,
         trace,
         model_name,
-    } = runtime.block_on(Session::open(&args.agents, &args.model, args.trace, None))?;
+        recorder,
+    } = runtime.block_on(Session::open(
+        &args.agents,
+        &args.model,
+        args.trace,
+        true,
+        None,
+    ))?;
     let style = Style::stderr();
     note!(
         "{} {}",
@@ -98,7 +105,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         }
         let run = match conversation.as_mut() {
             Some(run) => {
-                if let Err(e) = run.follow_up(input) {
+                if let Err(e) = runner.follow_up(run, input) {
                     note!("{} {e}", style.error("error:"));
                     continue;
                 }
@@ -106,8 +113,14 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
             }
             None => conversation.insert(runner.start(input)),
         };
-        match runtime.block_on(session::drive(&runner, run)) {
-            Outcome::Answered { answer } => say!("{answer}"),
+        let outcome = runtime.block_on(session::drive(&runner, run));
+        runtime.block_on(crate::runs::finish(recorder.as_deref()));
+        match outcome {
+            Outcome::Answered { answer } => {
+                if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {
+                    say!("{answer}");
+                }
+            }
             Outcome::Cancelled => note!("{}", style.dim("(cancelled)")),
             other => note!("{} {other}", style.error("error:")),
         }

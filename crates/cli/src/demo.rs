@@ -123,6 +123,8 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
                 agents: AgentArgs {
                     db: Some(url.replace("?mode=rwc", "")),
                     agent: None,
+                    store: Default::default(),
+                    no_store: false,
                 },
                 model: args.model,
             };

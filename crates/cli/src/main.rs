@@ -8,6 +8,7 @@ mod db;
 mod demo;
 mod exit;
 mod out;
+mod runs;
 mod schema;
 mod session;
 mod setup;
@@ -56,6 +57,9 @@ enum Command {
     /// Check the config file, or show it resolved.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
+    /// List the recorded runs, or show one step by step.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &runtime),
         Command::Tools(command) => runtime.block_on(tools::run(command)),
         Command::Config(command) => runtime.block_on(config_cmd::run(command)),
+        Command::Runs(command) => runtime.block_on(runs::run(command)),
     };
     let code = match result {
         Ok(code) => code,

@@ -18,11 +18,17 @@ static STDOUT_ERROR: Mutex<Option<String>> = Mutex::new(None);
 
 /// Writes one line to standard output; once the reader has gone, does nothing.
 pub(crate) fn line(text: &str) {
+    raw(&format!("{text}\n"));
+}
+
+/// Writes text as it is (no newline added) to standard output, flushed, as a streamed answer arrives; once
+/// the reader has gone, does nothing.
+pub(crate) fn raw(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             let mut error = STDOUT_ERROR
@@ -30,6 +36,39 @@ pub(crate) fn line(text: &str) {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             error.get_or_insert_with(|| e.to_string());
         }
+    }
+}
+
+/// Prints a table on standard output: the header, a rule, and the rows, each column as wide as its widest
+/// cell (cells are shown on one line).
+pub(crate) fn aligned(header: &[&str], rows: &[Vec<String>]) {
+    let flat = |cell: &str| cell.replace(['\n', '\r', '\t'], " ");
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(flat(cell).chars().count());
+        }
+    }
+    let join = |cells: Vec<String>| -> String {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+            .trim_end()
+            .to_owned()
+    };
+    line(&join(header.iter().map(|h| (*h).to_owned()).collect()));
+    line(
+        &widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("-+-"),
+    );
+    for row in rows {
+        line(&join(row.iter().map(|c| flat(c)).collect()));
     }
 }
 

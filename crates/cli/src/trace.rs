@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use steward_core::{Event, Observer, Outcome, Usage};
+use steward_core::{Event, Observer, Outcome, StreamDelta, Usage};
 use steward_llm::PriceTable;
 
 use crate::style::Style;
@@ -26,8 +26,18 @@ pub(crate) struct Trace {
     spinner: Mutex<Option<ProgressBar>>,
     /// Sub-agents' runs by id: their agent and nesting depth.
     runs: Mutex<HashMap<String, (String, usize)>>,
-    /// Tokens of every run, sub-agents included.
+    /// Tokens of every run, sub-agents included (since the last question, in a conversation).
     total: Mutex<Usage>,
+    /// Steps of each run before the current question (a conversation's steps restart at 1 per question).
+    turns: Mutex<HashMap<String, (u32, u32)>>,
+    /// Write the steps to standard output (`steward runs show`) instead of standard error.
+    to_stdout: bool,
+    /// Print the top run's text on standard output as the model writes it.
+    streaming: bool,
+    /// What was streamed of the top run's current reply.
+    streamed: Mutex<String>,
+    /// The top run's last reply with no tool calls, when it was streamed whole (the answer, already shown).
+    streamed_answer: Mutex<Option<String>>,
 }
 
 impl Trace {
@@ -42,7 +52,39 @@ impl Trace {
             spinner: Mutex::new(None),
             runs: Mutex::new(HashMap::new()),
             total: Mutex::new(Usage::default()),
+            turns: Mutex::new(HashMap::new()),
+            to_stdout: false,
+            streaming: false,
+            streamed: Mutex::new(String::new()),
+            streamed_answer: Mutex::new(None),
         }
+    }
+
+    /// A trace that prints a stored run's events on standard output (`steward runs show`).
+    pub(crate) fn replay(model: &str) -> Self {
+        Self {
+            spinner_enabled: false,
+            style: Style::stdout(),
+            to_stdout: true,
+            ..Self::new(true, model, PriceTable::builtin())
+        }
+    }
+
+    /// The same trace, printing the top run's replies on standard output as the model writes them (when
+    /// standard output is a terminal: a pipe gets the answer alone, once it is known).
+    pub(crate) fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming && std::io::stdout().is_terminal();
+        self
+    }
+
+    /// True when replies are streamed to standard output.
+    pub(crate) fn is_streaming(&self) -> bool {
+        self.streaming
+    }
+
+    /// Takes the answer streamed since the last call, if the run's last reply was streamed whole.
+    pub(crate) fn take_streamed_answer(&self) -> Option<String> {
+        lock(&self.streamed_answer).take()
     }
 
     /// Tokens used by every run reported so far, sub-agents included.
@@ -125,9 +167,16 @@ impl Trace {
             .spinner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let write = |text: &str| {
+            if self.to_stdout {
+                crate::out::line(text);
+            } else {
+                crate::out::err_line(text);
+            }
+        };
         match slot.as_ref() {
-            Some(bar) => bar.suspend(|| crate::out::err_line(&text)),
-            None => crate::out::err_line(&text),
+            Some(bar) => bar.suspend(|| write(&text)),
+            None => write(&text),
         }
     }
 
@@ -165,9 +214,31 @@ impl Observer for Trace {
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(run_id.clone(), (agent.clone(), depth));
             }
+            Event::FollowUp { run_id, input } => {
+                let mut turns = lock(&self.turns);
+                let turn = turns.entry(run_id.clone()).or_default();
+                turn.0 = turn.1;
+                drop(turns);
+                if self.depth(run_id) == 0 {
+                    *lock(&self.total) = Usage::default();
+                }
+                if self.to_stdout {
+                    self.line(format!("{} {input}", s.bold("question")));
+                }
+            }
             Event::ModelRequest { run_id, step, .. } => {
+                let step = self.turn_step(run_id, *step);
                 let who = self.prefix(run_id);
                 self.spin(format!("{who}thinking (step {step})"));
+            }
+            Event::ModelDelta {
+                run_id,
+                delta: StreamDelta::Text(text),
+                ..
+            } if self.streaming && self.depth(run_id) == 0 => {
+                self.stop();
+                lock(&self.streamed).push_str(text);
+                crate::out::raw(text);
             }
             Event::ModelResponse {
                 run_id,
@@ -179,10 +250,16 @@ impl Observer for Trace {
                 ..
             } => {
                 self.stop();
-                self.total
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .add(*usage);
+                let step = self.turn_step(run_id, *step);
+                if self.depth(run_id) == 0 {
+                    let streamed = std::mem::take(&mut *lock(&self.streamed));
+                    if !streamed.is_empty() && !streamed.ends_with('\n') {
+                        crate::out::raw("\n");
+                    }
+                    *lock(&self.streamed_answer) =
+                        (tool_calls.is_empty() && !streamed.is_empty()).then_some(streamed);
+                }
+                lock(&self.total).add(*usage);
                 let p = self.prefix(run_id);
                 self.line(format!(
                     "{p}{}",
@@ -280,6 +357,7 @@ impl Observer for Trace {
                 steps,
             } => {
                 self.stop();
+                let steps = &self.turn_step(run_id, *steps);
                 if self.depth(run_id) == 0 {
                     self.line(self.summary(outcome, self.total_usage(), *steps));
                 } else {
@@ -297,6 +375,22 @@ impl Observer for Trace {
             _ => {}
         }
     }
+}
+
+impl Trace {
+    /// `step` counted from the current question of its run, and remembered as the run's last step.
+    fn turn_step(&self, run_id: &str, step: u32) -> u32 {
+        let mut turns = lock(&self.turns);
+        let turn = turns.entry(run_id.to_owned()).or_default();
+        turn.1 = turn.1.max(step);
+        step.saturating_sub(turn.0)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn one_line(text: &str) -> String {

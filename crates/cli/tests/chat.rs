@@ -29,7 +29,9 @@ async fn a_conversation_with_follow_ups_trace_toggle_and_reset() {
         !stderr.contains("call current_date"),
         "the first turn was not traced: {stderr}"
     );
-    assert!(stderr.contains("step 3 · openai:gpt-4o-mini"), "{stderr}");
+    // Step counters restart with each question: the follow-up's one step is step 1, not step 3.
+    assert!(stderr.contains("step 1 · openai:gpt-4o-mini"), "{stderr}");
+    assert!(!stderr.contains("step 3"), "{stderr}");
     assert!(stderr.contains("(new conversation)"));
     assert!(stderr.contains("unknown command `/nonsense`"));
 

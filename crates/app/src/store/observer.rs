@@ -126,6 +126,10 @@ impl Observer for StoreObserver {
     }
 
     fn on_record(&self, record: &EventRecord) {
+        // Streamed pieces are in the reply that follows them; storing each would multiply the writes.
+        if matches!(record.event, Event::ModelDelta { .. }) {
+            return;
+        }
         self.send(Message::Record(Box::new(record.clone())));
     }
 }

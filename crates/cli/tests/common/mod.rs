@@ -72,8 +72,8 @@ pub async fn bodies(server: &MockServer) -> Vec<Value> {
         .collect()
 }
 
-/// Runs `steward` with a clean environment plus `env`, feeding `stdin`.
-pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+/// `steward` with a clean environment plus `env`, its three streams piped.
+pub fn steward_command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_steward"));
     command
         .args(args)
@@ -84,7 +84,8 @@ pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
         .env("STEWARD_NOW", "2026-11-21T09:30:00+01:00")
         // No Ollama is ever picked up by accident.
         .env("OLLAMA_HOST", "127.0.0.1:9")
-        // Each run has its own data, cache and state folders (the demo database lives in the first).
+        // Each run has its own data, cache and state folders (the demo database and the run store live in
+        // the first).
         .env("XDG_DATA_HOME", scratch_dir("data"))
         .env("XDG_CACHE_HOME", scratch_dir("cache"))
         .env("XDG_STATE_HOME", scratch_dir("state"))
@@ -94,7 +95,12 @@ pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
     for (k, v) in env {
         command.env(k, v);
     }
-    let mut child = command.spawn().expect("run steward");
+    command
+}
+
+/// Runs `steward` with a clean environment plus `env`, feeding `stdin`.
+pub fn steward(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+    let mut child = steward_command(args, env).spawn().expect("run steward");
     child
         .stdin
         .take()

@@ -1,0 +1,282 @@
+//! The run store from the terminal: where `ask` and `chat` record their runs (`--store`, `STEWARD_STORE`, the
+//! config's `store`, else a SQLite file in the data directory), and `steward runs list|show` to read them.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use steward_app::store::{RunDetail, RunStore, RunSummary, StoreObserver};
+use steward_core::Outcome;
+
+use crate::out::{note, say};
+use crate::style::Style;
+use crate::trace::Trace;
+
+/// Where runs are kept.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct StoreArgs {
+    /// The run store: sqlite://path (or a file path) or postgres://… (default: the config's `store`, else
+    /// store.sqlite in Steward's data directory, `$XDG_DATA_HOME/steward`).
+    #[arg(
+        long,
+        env = "STEWARD_STORE",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub(crate) store: Option<String>,
+}
+
+/// Which store a command uses, and whether the user chose it (a store the user named must open; the default
+/// one may be skipped with a warning).
+struct Chosen {
+    url: Option<String>,
+    named: bool,
+}
+
+fn choose(args: &StoreArgs) -> anyhow::Result<Chosen> {
+    let named = match &args.store {
+        Some(url) => Some(url.clone()),
+        None => crate::agents::config()?.store,
+    };
+    let url = named.as_deref().map(|url| {
+        let url = url.trim();
+        if url.contains("://") || url.starts_with("sqlite:") {
+            url.to_owned()
+        } else {
+            // A bare path is a SQLite file.
+            format!("sqlite://{url}")
+        }
+    });
+    Ok(Chosen {
+        named: url.is_some(),
+        url,
+    })
+}
+
+/// Opens the store `args` name (or the default one).
+pub(crate) async fn open(args: &StoreArgs) -> anyhow::Result<RunStore> {
+    let chosen = choose(args)?;
+    Ok(RunStore::open(chosen.url.as_deref()).await?)
+}
+
+/// The observer that records the runs of `ask` and `chat`: `None` with `--no-store`, or when the default store
+/// cannot be opened (said on standard error; a store the user named must open).
+pub(crate) async fn recorder(
+    args: &StoreArgs,
+    no_store: bool,
+) -> anyhow::Result<Option<Arc<StoreObserver>>> {
+    if no_store {
+        return Ok(None);
+    }
+    let chosen = choose(args)?;
+    let store = match RunStore::open(chosen.url.as_deref()).await {
+        Ok(store) => store,
+        Err(e) if chosen.named => return Err(e.into()),
+        Err(e) => {
+            note!(
+                "{} this run is not recorded: {e} (set --store URL, or --no-store to not record)",
+                Style::stderr().warn("warning:")
+            );
+            return Ok(None);
+        }
+    };
+    Ok(Some(Arc::new(StoreObserver::new(store)?)))
+}
+
+/// Waits until `recorder` has written everything; a write error is a warning (the answer stands).
+pub(crate) async fn finish(recorder: Option<&StoreObserver>) {
+    if let Some(recorder) = recorder
+        && let Err(e) = recorder.flush().await
+    {
+        note!(
+            "{} the run was not recorded completely in {}: {e}",
+            Style::stderr().warn("warning:"),
+            recorder.url()
+        );
+    }
+}
+
+/// `steward runs …`
+#[derive(Subcommand, Debug)]
+pub(crate) enum RunsCommand {
+    /// List recorded runs, newest first: id, agent, question, outcome, steps, tokens, cost and time.
+    List(ListArgs),
+    /// Show one run step by step, as `--trace` printed it (sub-agents included), or as JSON.
+    Show(ShowArgs),
+}
+
+/// Arguments of `steward runs list`.
+#[derive(Args, Debug)]
+pub(crate) struct ListArgs {
+    /// Most runs listed.
+    #[arg(
+        short = 'n',
+        long,
+        default_value_t = 20,
+        value_name = "N",
+        value_parser = crate::setup::bounded::<u32, 1, 100_000>
+    )]
+    limit: u32,
+
+    /// Runs skipped first (for paging).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    offset: u32,
+
+    /// Print the runs as a JSON array.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Arguments of `steward runs show`.
+#[derive(Args, Debug)]
+pub(crate) struct ShowArgs {
+    /// The run's id, or the start of it (`steward runs list` shows them); `last` for the newest run.
+    #[arg(value_name = "ID")]
+    id: String,
+
+    /// Print the run, its sub-runs, tool calls and events as JSON.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Runs `steward runs …`.
+pub(crate) async fn run(command: RunsCommand) -> anyhow::Result<u8> {
+    match command {
+        RunsCommand::List(args) => list(args).await,
+        RunsCommand::Show(args) => show(args).await,
+    }
+}
+
+async fn list(args: ListArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store).await?;
+    let runs = store.list(args.limit, args.offset).await;
+    store.close().await;
+    let runs = runs?;
+    if args.json {
+        say!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(crate::exit::OK);
+    }
+    if runs.is_empty() {
+        note!(
+            "{}",
+            Style::stderr().dim(&format!(
+                "(no runs recorded in {} yet: `steward ask` records each run)",
+                store.url()
+            ))
+        );
+        return Ok(crate::exit::OK);
+    }
+    let header = [
+        "id", "started", "agent", "question", "outcome", "steps", "tokens", "cost", "time",
+    ];
+    let rows: Vec<Vec<String>> = runs.iter().map(row).collect();
+    crate::out::aligned(&header, &rows);
+    Ok(crate::exit::OK)
+}
+
+/// Longest question shown in the list.
+const QUESTION_WIDTH: usize = 48;
+
+fn row(run: &RunSummary) -> Vec<String> {
+    let question = run.input.split_whitespace().collect::<Vec<_>>().join(" ");
+    let question = if question.chars().count() > QUESTION_WIDTH {
+        question
+            .chars()
+            .take(QUESTION_WIDTH - 1)
+            .collect::<String>()
+            + "…"
+    } else {
+        question
+    };
+    let started = run
+        .started_at
+        .with_timezone(&chrono::Local)
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string();
+    let ms = run.duration().num_milliseconds().max(0);
+    vec![
+        run.id.clone(),
+        started,
+        run.agent.clone(),
+        question,
+        run.outcome.clone(),
+        run.steps.to_string(),
+        run.usage.total().to_string(),
+        run.cost_usd
+            .map_or_else(|| "?".to_owned(), |c| format!("${c:.4}")),
+        format!("{:.1} s", ms as f64 / 1000.0),
+    ]
+}
+
+async fn show(args: ShowArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store).await?;
+    let detail = fetch(&store, &args.id).await;
+    store.close().await;
+    let detail = detail?;
+    if args.json {
+        say!("{}", serde_json::to_string_pretty(&detail)?);
+        return Ok(crate::exit::OK);
+    }
+    print(&detail);
+    Ok(crate::exit::OK)
+}
+
+async fn fetch(store: &RunStore, id: &str) -> anyhow::Result<RunDetail> {
+    if id == "last" {
+        let newest = store.list(1, 0).await?;
+        let run = newest
+            .first()
+            .with_context(|| format!("no runs are recorded in {} yet", store.url()))?;
+        return Ok(store.get(&run.id).await?);
+    }
+    Ok(store.get(id).await?)
+}
+
+/// The run's header, its steps as the trace shows them, and its answer, on standard output.
+fn print(detail: &RunDetail) {
+    let style = Style::stdout();
+    let run = &detail.run;
+    let model = run
+        .model
+        .clone()
+        .unwrap_or_else(|| "model unknown".to_owned());
+    say!("{} {}", style.bold("run"), run.id);
+    let started = run.started_at.with_timezone(&chrono::Local);
+    say!(
+        "{}",
+        style.dim(&format!(
+            "{} · agent {} · {model}{}",
+            started.format("%Y-%m-%d %H:%M:%S %:z"),
+            run.agent,
+            run.principal
+                .as_deref()
+                .map(|p| format!(" · for {p}"))
+                .unwrap_or_default()
+        ))
+    );
+    say!("{} {}", style.bold("question"), run.input);
+    let trace = Trace::replay(&model);
+    for record in &detail.events {
+        steward_core::Observer::on_record(&trace, record);
+    }
+    match &run.outcome {
+        Some(Outcome::Answered { answer }) => say!("{}\n{answer}", style.bold("answer")),
+        Some(_) => {}
+        None => say!(
+            "{}",
+            style.warn(&format!(
+                "(not finished: the last event was at {}; the run is still going, waits for approval, or its \
+                 process ended)",
+                run.last_event_at
+                    .with_timezone(&chrono::Local)
+                    .format("%Y-%m-%d %H:%M:%S")
+            ))
+        ),
+    }
+}
