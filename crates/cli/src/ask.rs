@@ -67,6 +67,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
 
     let mut run = runner.start(question);
     let outcome = session::drive(&runner, &mut run).await;
+    trace.clear();
     crate::runs::finish(recorder.as_deref()).await;
 
     if args.json {
@@ -94,7 +95,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
             Outcome::Answered { answer } => {
                 // A streamed answer is on the screen already.
                 if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {
-                    say!("{answer}");
+                    say!("{}", crate::markdown::for_stdout(answer));
                 }
             }
             other => note!("{} {other}", crate::style::Style::stderr().error("error:")),

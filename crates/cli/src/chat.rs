@@ -114,11 +114,12 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
             None => conversation.insert(runner.start(input)),
         };
         let outcome = runtime.block_on(session::drive(&runner, run));
+        trace.clear();
         runtime.block_on(crate::runs::finish(recorder.as_deref()));
         match outcome {
             Outcome::Answered { answer } => {
                 if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {
-                    say!("{answer}");
+                    say!("{}", crate::markdown::for_stdout(&answer));
                 }
             }
             Outcome::Cancelled => note!("{}", style.dim("(cancelled)")),

@@ -7,6 +7,7 @@ mod config_cmd;
 mod db;
 mod demo;
 mod exit;
+mod markdown;
 mod out;
 mod runs;
 mod schema;

@@ -23,6 +23,17 @@ impl Style {
         }
     }
 
+    /// Styling with colours on or off, whatever the streams are.
+    #[cfg(test)]
+    pub(crate) fn with_color(color: bool) -> Self {
+        Self { color }
+    }
+
+    /// True when colours are on.
+    pub(crate) fn is_color(self) -> bool {
+        self.color
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")

@@ -36,6 +36,8 @@ pub(crate) struct Trace {
     streaming: bool,
     /// What was streamed of the top run's current reply.
     streamed: Mutex<String>,
+    /// Renders the streamed reply's Markdown.
+    markdown: Mutex<crate::markdown::Markdown>,
     /// The top run's last reply with no tool calls, when it was streamed whole (the answer, already shown).
     streamed_answer: Mutex<Option<String>>,
 }
@@ -56,6 +58,7 @@ impl Trace {
             to_stdout: false,
             streaming: false,
             streamed: Mutex::new(String::new()),
+            markdown: Mutex::new(crate::markdown::Markdown::new(Style::stdout())),
             streamed_answer: Mutex::new(None),
         }
     }
@@ -75,6 +78,11 @@ impl Trace {
     pub(crate) fn streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming && std::io::stdout().is_terminal();
         self
+    }
+
+    /// Clears the spinner (after Ctrl-C, no frame of it is left on the screen).
+    pub(crate) fn clear(&self) {
+        self.stop();
     }
 
     /// True when replies are streamed to standard output.
@@ -238,7 +246,7 @@ impl Observer for Trace {
             } if self.streaming && self.depth(run_id) == 0 => {
                 self.stop();
                 lock(&self.streamed).push_str(text);
-                crate::out::raw(text);
+                crate::out::raw(&lock(&self.markdown).push(text));
             }
             Event::ModelResponse {
                 run_id,
@@ -253,8 +261,11 @@ impl Observer for Trace {
                 let step = self.turn_step(run_id, *step);
                 if self.depth(run_id) == 0 {
                     let streamed = std::mem::take(&mut *lock(&self.streamed));
-                    if !streamed.is_empty() && !streamed.ends_with('\n') {
-                        crate::out::raw("\n");
+                    if !streamed.is_empty() {
+                        crate::out::raw(&lock(&self.markdown).finish());
+                        if !streamed.ends_with('\n') {
+                            crate::out::raw("\n");
+                        }
                     }
                     *lock(&self.streamed_answer) =
                         (tool_calls.is_empty() && !streamed.is_empty()).then_some(streamed);
@@ -359,6 +370,11 @@ impl Observer for Trace {
                 self.stop();
                 let steps = &self.turn_step(run_id, *steps);
                 if self.depth(run_id) == 0 {
+                    // A reply cut off mid-stream (Ctrl-C, a time limit) ends its line and its styles.
+                    if !std::mem::take(&mut *lock(&self.streamed)).is_empty() {
+                        crate::out::raw(&lock(&self.markdown).finish());
+                        crate::out::raw("\n");
+                    }
                     self.line(self.summary(outcome, self.total_usage(), *steps));
                 } else {
                     let p = self.prefix(run_id);

@@ -74,7 +74,12 @@ pub async fn bodies(server: &MockServer) -> Vec<Value> {
 
 /// `steward` with a clean environment plus `env`, its three streams piped.
 pub fn steward_command(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_steward"));
+    isolated(env!("CARGO_BIN_EXE_steward"), args, env)
+}
+
+/// `program` with the clean environment `steward` gets (see [`steward_command`]).
+pub fn isolated(program: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(program);
     command
         .args(args)
         .env_clear()

@@ -1,0 +1,77 @@
+//! Answers stream to a terminal as the model writes them, with their Markdown rendered; a pipe gets the
+//! answer as it is. The terminal is a real pseudo-terminal (util-linux `script`), the model a local mock that
+//! speaks OpenAI's server-sent events.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use wiremock::ResponseTemplate;
+
+/// An OpenAI streamed completion writing `pieces`.
+fn streamed(pieces: &[&str]) -> ResponseTemplate {
+    let mut body = String::new();
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    body.push_str(&format!(
+        "data: {}\n\n",
+        chunk(json!({"role": "assistant", "content": ""}), json!(null))
+    ));
+    for piece in pieces {
+        body.push_str(&format!(
+            "data: {}\n\n",
+            chunk(json!({"content": piece}), json!(null))
+        ));
+    }
+    body.push_str(&format!("data: {}\n\n", chunk(json!({}), json!("stop"))));
+    body.push_str(&format!(
+        "data: {}\n\ndata: [DONE]\n\n",
+        json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+               "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112}})
+    ));
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+const PIECES: &[&str] = &["Order **4", "2** is ", "`shipped`.\n", "- one\n-", " two"];
+const ANSWER: &str = "Order **42** is `shipped`.\n- one\n- two";
+
+#[tokio::test]
+async fn a_terminal_gets_the_answer_streamed_and_rendered_once() {
+    let server = mock_openai(vec![streamed(PIECES)]).await;
+    let base = format!("{}/v1", server.uri());
+    let steward = env!("CARGO_BIN_EXE_steward");
+    // `script` gives the command a pseudo-terminal and copies what it shows to our pipe.
+    let command = format!("{steward} ask --no-store 'Where is order 42?' 2>/dev/null");
+    let output = isolated(
+        "script",
+        &["-qec", &command, "/dev/null"],
+        &[("OPENAI_BASE_URL", &base)],
+    )
+    .output()
+    .unwrap();
+    let shown = text(&output.stdout).replace("\r\n", "\n");
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert_eq!(shown, "Order 42 is `shipped`.\n• one\n• two\n");
+    let bodies = bodies(&server).await;
+    assert_eq!(
+        bodies[0]["stream"], true,
+        "the terminal run asked for a stream"
+    );
+}
+
+#[tokio::test]
+async fn a_pipe_gets_the_answer_as_it_is() {
+    let server = mock_openai(vec![text_reply(ANSWER)]).await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &["ask", "--no-store", "Where is order 42?"],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("{ANSWER}\n"));
+    assert_ne!(bodies(&server).await[0]["stream"], true);
+}
