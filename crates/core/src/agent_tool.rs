@@ -64,6 +64,10 @@ impl Tool for AgentTool {
         &self.spec
     }
 
+    fn runs_agent(&self) -> bool {
+        true
+    }
+
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AgentRequest = parse_args(args)?;
         let runner = Runner::for_call(self.agent.clone(), self.model.clone(), ctx);

@@ -75,7 +75,7 @@ pub use history::{HistoryBudget, Retention, cut_output, estimate_tokens, message
 pub use message::{Message, Role, ToolCall};
 pub use model::{
     Capabilities, FailureCause, FinishReason, Model, ModelError, ModelRequest, ModelResponse,
-    ResponseFormat, StreamDelta, ToolChoice, Usage,
+    ResponseFormat, StreamDelta, ToolChoice, ToolReplay, Usage,
 };
 pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};

@@ -315,6 +315,14 @@ pub trait Model: Send + Sync {
     /// Sends one request and waits for the whole reply.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 
+    /// When the model plays back a recording: what `call` returned when the run was recorded. The runner asks
+    /// before it runs a tool that is not read-only, so that a replay changes nothing (the recorded result is
+    /// shown to the model instead). Live models say [`ToolReplay::Live`] (the default): the tool runs.
+    fn tool_replay(&self, call: &ToolCall) -> ToolReplay {
+        let _ = call;
+        ToolReplay::Live
+    }
+
     /// Sends one request and reports the reply's pieces to `on_delta` as they arrive, then returns the whole
     /// reply. Models that cannot stream reply in one piece (the default).
     async fn stream(
@@ -328,6 +336,23 @@ pub trait Model: Send + Sync {
         }
         Ok(response)
     }
+}
+
+/// What a model that replays a recording knows about a tool call (see [`Model::tool_replay`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolReplay {
+    /// The model is live: the tool runs.
+    Live,
+    /// The call's result as it was recorded.
+    Recorded {
+        /// What the model was shown.
+        content: String,
+        /// True when the call had failed.
+        is_error: bool,
+    },
+    /// The model replays a recording that holds no result for this call: the tool must not run.
+    Missing,
 }
 
 /// A piece of a reply as it streams in.
@@ -356,6 +381,10 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         (**self).complete(request).await
+    }
+
+    fn tool_replay(&self, call: &ToolCall) -> ToolReplay {
+        (**self).tool_replay(call)
     }
 
     async fn stream(

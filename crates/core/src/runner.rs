@@ -16,7 +16,7 @@ use crate::budget::{Principal, RunBudget};
 use crate::error::Error;
 use crate::event::{Event, EventRecord, NoObserver, Observer};
 use crate::message::{Message, ToolCall};
-use crate::model::{FailureCause, Model, ModelRequest, StreamDelta};
+use crate::model::{FailureCause, Model, ModelRequest, StreamDelta, ToolReplay};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Approval, Policy};
 use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
@@ -370,7 +370,9 @@ impl Runner {
                 .collect();
             loop {
                 match within(left(), running.next()).await {
-                    Some(Some((call, result, spent))) => self.record(run, &call, result, spent),
+                    Some(Some((call, result, spent, note))) => {
+                        self.record(run, &call, result, spent, note);
+                    }
                     Some(None) => break,
                     None => {
                         timed_out = true;
@@ -381,7 +383,9 @@ impl Runner {
         } else {
             for inv in invocations {
                 match within(left(), self.invoke(&run_id, inv, budget)).await {
-                    Some((call, result, spent)) => self.record(run, &call, result, spent),
+                    Some((call, result, spent, note)) => {
+                        self.record(run, &call, result, spent, note)
+                    }
                     None => {
                         timed_out = true;
                         break;
@@ -401,11 +405,12 @@ impl Runner {
         call: &ToolCall,
         result: Result<ToolOutput, ToolError>,
         spent: Duration,
+        note: Option<String>,
     ) {
         let recorded = run.record_result(&call.id, &result);
         let (content, is_error, data, diagnostic) = match result {
-            Ok(output) => (output.content, false, output.data, None),
-            Err(error) => (error.message, true, None, error.diagnostic),
+            Ok(output) => (output.content, false, output.data, note),
+            Err(error) => (error.message, true, None, error.diagnostic.or(note)),
         };
         let diagnostic = match recorded {
             Ok(()) => diagnostic,
@@ -431,14 +436,47 @@ impl Runner {
         run_id: &str,
         inv: Invocation,
         budget: &Arc<RunBudget>,
-    ) -> (ToolCall, Result<ToolOutput, ToolError>, Duration) {
+    ) -> (
+        ToolCall,
+        Result<ToolOutput, ToolError>,
+        Duration,
+        Option<String>,
+    ) {
+        let started = Instant::now();
+        // A replay never runs a tool that changes things: the model shows the recorded result instead.
+        if let Some(tool) = self.agent.tools.get(&inv.call.name)
+            && !tool.spec().annotations.read_only
+            && !tool.runs_agent()
+        {
+            match self.model.tool_replay(&inv.call) {
+                ToolReplay::Live => {}
+                ToolReplay::Recorded { content, is_error } => {
+                    let result = if is_error {
+                        Err(ToolError::new(content))
+                    } else {
+                        Ok(ToolOutput::text(content))
+                    };
+                    let note = "replayed: the recorded result; the tool did not run".to_owned();
+                    return (inv.call, result, started.elapsed(), Some(note));
+                }
+                ToolReplay::Missing => {
+                    let result = Err(ToolError::new(format!(
+                        "`{}` was not run: this is a replay, and the recording holds no result for this call",
+                        inv.call.name
+                    ))
+                    .with_diagnostic(
+                        "replay: a tool that is not read-only is never run; the recording has no result for it",
+                    ));
+                    return (inv.call, result, started.elapsed(), None);
+                }
+            }
+        }
         let ctx = ToolContext::new(run_id, inv.call.id.as_str(), self.agent.name.as_str())
             .with_tool(inv.call.name.as_str())
             .with_principal(self.principal.clone())
             .with_observer(self.observer.clone())
             .with_policy(self.policy.clone())
             .with_budget(budget.clone());
-        let started = Instant::now();
         let result = match self.agent.tools.get(&inv.call.name) {
             Some(tool) => AssertUnwindSafe(tool.call(&ctx, inv.args))
                 .catch_unwind()
@@ -455,7 +493,7 @@ impl Runner {
                 inv.call.name
             ))),
         };
-        (inv.call, result, started.elapsed())
+        (inv.call, result, started.elapsed(), None)
     }
 }
 

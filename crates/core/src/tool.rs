@@ -273,4 +273,10 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. `args` has already been validated against `spec().parameters`.
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
+
+    /// True when the tool runs another agent on the run's model (a sub-agent). A replay then runs the tool,
+    /// and the sub-agent's own calls are replayed one by one (see [`crate::Model::tool_replay`]).
+    fn runs_agent(&self) -> bool {
+        false
+    }
 }

@@ -11,7 +11,10 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use steward_core::{Capabilities, Model, ModelError, ModelRequest, ModelResponse, StreamDelta};
+use steward_core::{
+    Capabilities, Message, Model, ModelError, ModelRequest, ModelResponse, StreamDelta, ToolCall,
+    ToolReplay,
+};
 
 use crate::error::Error;
 
@@ -103,6 +106,10 @@ impl<M: Model> Model for Recorder<M> {
         self.inner.capabilities()
     }
 
+    fn tool_replay(&self, call: &ToolCall) -> ToolReplay {
+        self.inner.tool_replay(call)
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let result = self.inner.complete(request).await;
         self.save(request, &result)?;
@@ -191,6 +198,36 @@ impl Model for ReplayModel {
 
     fn capabilities(&self) -> Capabilities {
         self.capabilities
+    }
+
+    /// The result the recording shows for `call`: the recorded requests after the current one carry the
+    /// results of the calls just made (a sub-agent's requests may come first); in each, the latest result of a
+    /// call with this id and tool is the one.
+    fn tool_replay(&self, call: &ToolCall) -> ToolReplay {
+        let next = *self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut results = self.exchanges.iter().skip(next).filter_map(|exchange| {
+            exchange
+                .request
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Tool {
+                        call_id,
+                        name,
+                        content,
+                        is_error,
+                    } if *call_id == call.id && *name == call.name => Some(ToolReplay::Recorded {
+                        content: content.clone(),
+                        is_error: *is_error,
+                    }),
+                    _ => None,
+                })
+        });
+        results.next().unwrap_or(ToolReplay::Missing)
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -130,3 +130,91 @@ fn a_file_that_is_not_a_recording_is_refused_clearly() {
         "{err}"
     );
 }
+
+/// A tool that is not read-only: each call bumps `writes` and answers with the count.
+fn writer(writes: Arc<std::sync::atomic::AtomicUsize>) -> Agent {
+    let tool = TypedTool::new("note", "Writes a note.", move |_ctx, a: Echo| {
+        let writes = writes.clone();
+        async move {
+            let n = writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            Ok(ToolOutput::text(format!("note {n}: {}", a.text)))
+        }
+    });
+    Agent::new(
+        "writer",
+        "You write notes.",
+        Toolbox::new().with(tool).unwrap(),
+    )
+}
+
+fn writing_script() -> ScriptedModel {
+    // The same call id twice, as some providers and mocks do: each step gets its own result back.
+    ScriptedModel::new([
+        ModelResponse::tool_calls(vec![ToolCall::new("c1", "note", r#"{"text": "a"}"#)]),
+        ModelResponse::tool_calls(vec![ToolCall::new("c1", "note", r#"{"text": "b"}"#)]),
+        ModelResponse::text("Two notes."),
+    ])
+}
+
+fn answer(status: &RunStatus) -> Option<&str> {
+    match status {
+        RunStatus::Done(Outcome::Answered { answer }) => Some(answer),
+        _ => None,
+    }
+}
+
+fn results(run: &steward_core::Run) -> Vec<(String, bool)> {
+    run.messages()
+        .iter()
+        .filter_map(|m| match m {
+            steward_core::Message::Tool {
+                content, is_error, ..
+            } => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_replay_never_runs_a_tool_that_writes_and_shows_the_recorded_results() {
+    let file = path("writes");
+    let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let recorder = Recorder::create(writing_script(), &file).unwrap();
+    let (recorded, status) = Runner::new(Arc::new(writer(writes.clone())), Arc::new(recorder))
+        .run("two notes")
+        .await;
+    assert_eq!(answer(&status), Some("Two notes."));
+    assert_eq!(writes.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    let replayed_writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let replay = ReplayModel::open(&file).unwrap();
+    let (run, status) = Runner::new(Arc::new(writer(replayed_writes.clone())), Arc::new(replay))
+        .run("two notes")
+        .await;
+    assert_eq!(answer(&status), Some("Two notes."), "{status:?}");
+    assert_eq!(replayed_writes.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(results(&run), results(&recorded));
+    assert_eq!(
+        results(&run),
+        [
+            ("note 1: a".to_owned(), false),
+            ("note 2: b".to_owned(), false)
+        ]
+    );
+
+    // A recording cut short holds no result for the last call: the tool is refused, not run.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cut: Vec<&str> = text.lines().take(3).collect();
+    std::fs::write(&file, cut.join("\n")).unwrap();
+    let replay = ReplayModel::open(&file).unwrap();
+    let (run, _) = Runner::new(Arc::new(writer(replayed_writes.clone())), Arc::new(replay))
+        .run("two notes")
+        .await;
+    assert_eq!(replayed_writes.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let last = results(&run).pop().unwrap();
+    assert!(last.1, "{last:?}");
+    assert!(
+        last.0.contains("`note` was not run: this is a replay"),
+        "{last:?}"
+    );
+}

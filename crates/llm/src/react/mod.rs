@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use steward_core::{
     Capabilities, FINAL_ANSWER, Message, Model, ModelError, ModelRequest, ModelResponse,
-    ResponseFormat, SchemaStyle, ToolCall, ToolSpec, Usage,
+    ResponseFormat, SchemaStyle, ToolCall, ToolReplay, ToolSpec, Usage,
 };
 
 use crate::http::cut;
@@ -135,6 +135,10 @@ impl<M: Model> Model for ReactModel<M> {
             json_schema_output: false,
             parallel_tool_calls: false,
         }
+    }
+
+    fn tool_replay(&self, call: &ToolCall) -> ToolReplay {
+        self.inner.tool_replay(call)
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
