@@ -1,7 +1,7 @@
 //! The composition root: [`App::build`] opens the databases, fills the tool registry and reads the agent
 //! definitions once; commands then build runnable agents and tools from it, run after run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use steward_domains::common::Clock;
 use steward_sql::{Database, SqlToolkit};
 
 use crate::agents::{self, AgentDef, COMMON_RULES};
-use crate::config::Config;
+use crate::config::{Config, ModelEntry};
 use crate::error::{AppError, closest};
 use crate::registry::{Deps, ToolRegistry};
 
@@ -297,17 +297,61 @@ impl App {
         question: Option<&str>,
         base: Limits,
     ) -> Result<Agent, AppError> {
-        self.agent_at(name, model, question, base, 0)
+        let models = Models {
+            fallback: model,
+            fallback_name: None,
+            named: &BTreeMap::new(),
+        };
+        Ok(self.agent_at(name, &models, question, base, 0)?.0)
+    }
+
+    /// As [`App::agent`], where an agent (or sub-agent) whose definition names a model from the config's
+    /// `models` is driven by that model from `models` (see [`App::models_used`]); the others by their caller's
+    /// model, and the top agent by `model`. `model_name` is `model`'s name in the config's `models`, if it has
+    /// one. Each agent takes the temperature and reply length of its model's config entry unless its own
+    /// limits set them.
+    pub fn agent_with_models(
+        &self,
+        name: &str,
+        model: Arc<dyn Model>,
+        model_name: Option<&str>,
+        models: &BTreeMap<String, Arc<dyn Model>>,
+        question: Option<&str>,
+        base: Limits,
+    ) -> Result<Agent, AppError> {
+        let models = Models {
+            fallback: model,
+            fallback_name: model_name,
+            named: models,
+        };
+        Ok(self.agent_at(name, &models, question, base, 0)?.0)
+    }
+
+    /// The names of the config's models that the agent `name` and its sub-agents (at any depth) name.
+    pub fn models_used(&self, name: &str) -> BTreeSet<String> {
+        let mut found = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![name.to_owned()];
+        while let Some(agent) = stack.pop() {
+            if !seen.insert(agent.clone()) {
+                continue;
+            }
+            if let Some(def) = self.agents.get(&agent) {
+                found.extend(def.model.iter().cloned());
+                stack.extend(def.sub_agents.iter().cloned());
+            }
+        }
+        found
     }
 
     fn agent_at(
         &self,
         name: &str,
-        model: Arc<dyn Model>,
+        models: &Models<'_>,
         question: Option<&str>,
         base: Limits,
         depth: usize,
-    ) -> Result<Agent, AppError> {
+    ) -> Result<(Agent, Arc<dyn Model>), AppError> {
         let Some(def) = self.agents.get(name) else {
             return Err(AppError::UnknownAgent {
                 name: name.to_owned(),
@@ -319,13 +363,32 @@ impl App {
                 "the agent `{name}` is nested more than 8 levels deep: do its sub-agents call each other in a loop?"
             )));
         }
+        // The agent's own model when it names one (its sub-agents inherit it), else its caller's.
+        let own = def
+            .model
+            .as_deref()
+            .and_then(|m| models.named.get(m).map(|model| (m, model.clone())));
+        let models = match own {
+            Some((name, model)) => Models {
+                fallback: model,
+                fallback_name: Some(name),
+                named: models.named,
+            },
+            None => models.clone(),
+        };
+        let model = models.fallback.clone();
+        let entry = models
+            .fallback_name
+            .and_then(|m| self.config.models.get(m))
+            .map(ModelEntry::def)
+            .unwrap_or_default();
         let deps = self.deps(model.clone());
         let mut tools = Toolbox::new();
         let mut specialists = String::new();
         for sub in &def.sub_agents {
-            let agent = self.agent_at(sub, model.clone(), None, base, depth + 1)?;
+            let (agent, its_model) = self.agent_at(sub, &models, None, base, depth + 1)?;
             specialists.push_str(&format!("- {sub}: {}\n", agent.description));
-            tools.add(Arc::new(AgentTool::new(Arc::new(agent), model.clone())))?;
+            tools.add(Arc::new(AgentTool::new(Arc::new(agent), its_model)))?;
         }
         for tool in &def.tools {
             tools.add(self.registry.build(tool, &deps)?)?;
@@ -363,13 +426,25 @@ impl App {
             max_messages: l.history,
             ..HistoryBudget::default()
         };
-        Ok(Agent::new(name, instructions, tools)
+        let agent = Agent::new(name, instructions, tools)
             .with_description(def.description.clone())
             .with_limits(limits)
             .with_history(history)
             .with_settings(ModelSettings {
-                temperature: l.temperature,
-                max_output_tokens: l.max_response_tokens,
-            }))
+                temperature: l.temperature.or(entry.temperature),
+                max_output_tokens: l.max_response_tokens.or(entry.max_tokens),
+            });
+        Ok((agent, model))
     }
+}
+
+/// The models an agent tree is built with.
+#[derive(Clone)]
+struct Models<'a> {
+    /// The model of agents that name none (their caller's).
+    fallback: Arc<dyn Model>,
+    /// Its name in the config's `models`, if it has one.
+    fallback_name: Option<&'a str>,
+    /// The config's models by name.
+    named: &'a BTreeMap<String, Arc<dyn Model>>,
 }

@@ -148,12 +148,23 @@ impl Session {
             let known = app.agent_names().collect::<Vec<_>>().join(", ");
             anyhow::bail!("there is no agent named `{name}`; the agents are: {known}");
         }
-        let connected = model.connect().await?;
+        let used = app.models_used(&name);
+        let chosen = model
+            .connect_for(app.config(), app.agent_def(&name), &used)
+            .await?;
+        let connected = chosen.model.clone();
         let model_name = connected.name().to_owned();
         let trace = Arc::new(
             crate::trace::Trace::new(trace, &model_name, prices.clone()).streaming(stream),
         );
-        let agent = app.agent(&name, connected.clone(), question, model.limits())?;
+        let agent = app.agent_with_models(
+            &name,
+            connected.clone(),
+            chosen.name.as_deref(),
+            &chosen.named,
+            question,
+            model.limits(),
+        )?;
         if trace.enabled()
             && let Some(notice) = app.business().and_then(|b| b.privileges.as_ref())
         {

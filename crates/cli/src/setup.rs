@@ -7,6 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+use std::collections::{BTreeMap, BTreeSet};
+
+use steward_app::Config;
+use steward_app::{AgentDef, ModeDef};
 use steward_core::{Limits, Model};
 use steward_domains::common::Clock;
 use steward_llm::{Env, HttpOptions, Mode, ModelSetup, PriceTable, RetryNotice};
@@ -27,9 +31,11 @@ pub(crate) enum ModeArg {
 /// Model and run settings.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct ModelArgs {
-    /// The model: openai:<model>, azure:<deployment>, anthropic:<model>, ollama:<model>,
-    /// openai-compatible:<model>@<base-url> or replay:<file>. Without it, OPENAI_API_KEY, ANTHROPIC_API_KEY,
-    /// Azure settings or a local Ollama are used.
+    /// The model for every agent: a name from the config's `models`, openai:<model>, azure:<deployment>,
+    /// anthropic:<model>, ollama:<model>, openai-compatible:<model>@<base-url>, replay:<file>, or a bare model
+    /// name (gpt-4o-mini, claude-sonnet-4-5, qwen2.5:7b) on the provider the environment configures. Without
+    /// it: each agent's `model` from the config, else the config's default, else OPENAI_API_KEY,
+    /// ANTHROPIC_API_KEY, Azure settings or a local Ollama.
     #[arg(
         long,
         env = "STEWARD_MODEL",
@@ -38,9 +44,9 @@ pub(crate) struct ModelArgs {
     )]
     pub(crate) model: Option<String>,
 
-    /// How to drive the model.
-    #[arg(long, value_enum, default_value = "native")]
-    pub(crate) mode: ModeArg,
+    /// How to drive the model (default: the config's `mode` for the model, else native).
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<ModeArg>,
 
     /// Save every model exchange of the run to FILE (JSON lines); replay it with --model replay:FILE.
     #[arg(long, value_name = "FILE")]
@@ -130,8 +136,8 @@ impl ModelArgs {
         }
     }
 
-    /// Chooses and builds the model; retries are reported on standard error as they happen.
-    pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
+    /// The options every model is built with: retries reported on standard error as they happen.
+    fn http(&self) -> HttpOptions {
         let style = Style::stderr();
         let on_retry = Arc::new(move |n: &RetryNotice| {
             note!(
@@ -145,21 +151,134 @@ impl ModelArgs {
                 ))
             );
         });
+        HttpOptions {
+            on_retry: Some(on_retry),
+            ..HttpOptions::default()
+        }
+    }
+
+    fn mode(&self, configured: Option<ModeDef>) -> Mode {
+        match (self.mode, configured) {
+            (Some(ModeArg::ReactJson), _) | (None, Some(ModeDef::ReactJson)) => Mode::ReactJson,
+            (Some(ModeArg::ReactText), _) | (None, Some(ModeDef::ReactText)) => Mode::ReactText,
+            _ => Mode::Native,
+        }
+    }
+
+    /// Chooses and builds the model from `--model`, `STEWARD_MODEL` or the environment.
+    pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
+        self.connect_as(None).await
+    }
+
+    /// [`ModelArgs::connect`], driven as `mode` says unless `--mode` is given.
+    async fn connect_as(&self, mode: Option<ModeDef>) -> anyhow::Result<Arc<dyn Model>> {
         let setup = ModelSetup {
             spec: self.model.clone(),
-            mode: match self.mode {
-                ModeArg::Native => Mode::Native,
-                ModeArg::ReactJson => Mode::ReactJson,
-                ModeArg::ReactText => Mode::ReactText,
-            },
+            mode: self.mode(mode),
             record: self.record.clone(),
-            http: HttpOptions {
-                on_retry: Some(on_retry),
-                ..HttpOptions::default()
-            },
+            http: self.http(),
         };
         Ok(steward_llm::connect(setup, &Env::from_process()).await?)
     }
+
+    /// Builds a model the config names, with its mode and timeout.
+    fn connect_entry(
+        &self,
+        name: &str,
+        config: &Config,
+        mode: Option<ModeDef>,
+    ) -> anyhow::Result<Arc<dyn Model>> {
+        let Some(entry) = config.models.get(name) else {
+            anyhow::bail!(
+                "{}: there is no model named `{name}` in `models`",
+                config.locate(&["models"])
+            );
+        };
+        let def = entry.def();
+        let mut http = self.http();
+        if let Some(seconds) = def.timeout {
+            http.timeouts.first_byte = Duration::from_secs(seconds);
+            http.timeouts.total = Duration::from_secs(seconds);
+        }
+        let setup = ModelSetup {
+            spec: Some(def.spec.clone()),
+            mode: self.mode(mode.or(def.mode)),
+            record: self.record.clone(),
+            http,
+        };
+        steward_llm::connect_spec(&def.spec, setup, &Env::from_process()).map_err(|e| {
+            anyhow::anyhow!(
+                "the model `{name}` ({}): {e}",
+                config.locate(&["models", name])
+            )
+        })
+    }
+
+    /// The models of a run: the one `--model` (or `STEWARD_MODEL`) names drives every agent; without it, each
+    /// agent that names a model in the config gets that one (`named`, by name) and the others the agent's
+    /// own, the config's default, or the one the environment configures. The agent's `mode` drives its model
+    /// unless `--mode` is given.
+    pub(crate) async fn connect_for(
+        &self,
+        config: &Config,
+        agent: Option<&AgentDef>,
+        used: &BTreeSet<String>,
+    ) -> anyhow::Result<ChosenModels> {
+        let agent_mode = agent.and_then(|a| a.mode);
+        let agent_model = agent.and_then(|a| a.model.as_deref());
+        if let Some(text) = &self.model {
+            if config.models.contains_key(text) {
+                return Ok(ChosenModels {
+                    model: self.connect_entry(text, config, agent_mode)?,
+                    name: Some(text.clone()),
+                    named: BTreeMap::new(),
+                });
+            }
+            return Ok(ChosenModels {
+                model: self.connect_as(agent_mode).await?,
+                name: None,
+                named: BTreeMap::new(),
+            });
+        }
+        let top = agent_model.or(config.defaults.model.as_deref());
+        let mut wanted: BTreeSet<String> = used.clone();
+        wanted.extend(top.map(str::to_owned));
+        if self.record.is_some() && wanted.len() > 1 {
+            let names: Vec<_> = wanted.into_iter().collect();
+            anyhow::bail!(
+                "--record records one model, and this agent's sub-agents use the models {}: pass --model to \
+                 drive them all with one",
+                names.join(", ")
+            );
+        }
+        let mut named = BTreeMap::new();
+        for name in &wanted {
+            named.insert(name.clone(), self.connect_entry(name, config, None)?);
+        }
+        let model = match top {
+            Some(name) if agent_mode.is_some() => self.connect_entry(name, config, agent_mode)?,
+            Some(name) => named
+                .get(name)
+                .cloned()
+                .map_or_else(|| self.connect_entry(name, config, None), Ok)?,
+            None => self.connect_as(agent_mode).await?,
+        };
+        Ok(ChosenModels {
+            model,
+            name: top.map(str::to_owned),
+            named,
+        })
+    }
+}
+
+/// The models of a run (see [`ModelArgs::connect_for`]).
+pub(crate) struct ChosenModels {
+    /// The top agent's model.
+    pub(crate) model: Arc<dyn Model>,
+    /// Its name in the config's `models`, if it has one.
+    pub(crate) name: Option<String>,
+    /// The config's models the agents name.
+    pub(crate) named: BTreeMap<String, Arc<dyn Model>>,
 }
 
 /// The clock for `current_date`: `STEWARD_NOW` (a date or an RFC 3339 time) fixes it, for reproducible

@@ -179,8 +179,22 @@ pub async fn connect(setup: ModelSetup, env: &Env) -> Result<Arc<dyn Model>, Err
         Some(text) => text,
         None => detect(env).await?,
     };
-    let spec = ModelSpec::parse(&text)?;
-    let model = build(&spec, &text, env, setup.http)?;
+    connect_spec(&text, setup, env)
+}
+
+/// Builds the model `text` names (`openai:gpt-4o-mini`, …), with `setup`'s mode, recording and HTTP options
+/// (`setup.spec` is not read). Nothing is sent over the network.
+pub fn connect_spec(text: &str, setup: ModelSetup, env: &Env) -> Result<Arc<dyn Model>, Error> {
+    let full;
+    let text = match bare(text, env) {
+        Some(with_provider) => {
+            full = with_provider;
+            full.as_str()
+        }
+        None => text,
+    };
+    let spec = ModelSpec::parse(text)?;
+    let model = build(&spec, text, env, setup.http)?;
     let model: Arc<dyn Model> = match &setup.record {
         Some(path) => Arc::new(Recorder::create(model, path)?),
         None => model,
@@ -283,6 +297,43 @@ fn ollama_host(env: &Env) -> String {
 }
 
 /// A spec from the environment when none was given, or the guidance for configuring one.
+/// A bare model name (`gpt-4o-mini`, `claude-sonnet-4-5`, `qwen2.5:7b`) with the provider the name and the
+/// environment point to: `claude…` on Anthropic; OpenAI's model families on OpenAI (Azure when only Azure is
+/// configured); any other name on the provider the environment configures (an OpenAI-compatible
+/// `OPENAI_BASE_URL`, then Anthropic, then Ollama). `None` when `text` already names a known provider.
+fn bare(text: &str, env: &Env) -> Option<String> {
+    let text = text.trim();
+    let provider = text.split_once(':').map(|(p, _)| p);
+    if matches!(
+        provider,
+        Some("openai" | "azure" | "ollama" | "anthropic" | "openai-compatible" | "replay")
+    ) {
+        return None;
+    }
+    let has = |name: &str| env.get(name).is_some();
+    let openai_family = ["gpt-", "o1", "o3", "o4", "chatgpt"]
+        .iter()
+        .any(|p| text.starts_with(p));
+    let provider = if text.starts_with("claude") {
+        "anthropic"
+    } else if openai_family {
+        if !has("OPENAI_API_KEY") && !has("OPENAI_BASE_URL") && has("AZURE_OPENAI_ENDPOINT") {
+            "azure"
+        } else {
+            "openai"
+        }
+    } else if has("OPENAI_BASE_URL") {
+        "openai"
+    } else if has("ANTHROPIC_API_KEY") && !has("OPENAI_API_KEY") {
+        "anthropic"
+    } else if has("OPENAI_API_KEY") && provider.is_none() && !has("OLLAMA_HOST") {
+        "openai"
+    } else {
+        "ollama"
+    };
+    Some(format!("{provider}:{text}"))
+}
+
 async fn detect(env: &Env) -> Result<String, Error> {
     if env.get("OPENAI_API_KEY").is_some() || env.get("OPENAI_BASE_URL").is_some() {
         return Ok(format!(
@@ -445,6 +496,30 @@ mod tests {
         .err()
         .unwrap();
         assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn a_bare_model_name_gets_the_provider_its_name_and_the_environment_point_to() {
+        let none = Env::from_pairs([]);
+        let openai = Env::from_pairs([("OPENAI_API_KEY", "k")]);
+        let azure = Env::from_pairs([("AZURE_OPENAI_ENDPOINT", "https://x.openai.azure.com")]);
+        let compatible = Env::from_pairs([("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")]);
+        let anthropic = Env::from_pairs([("ANTHROPIC_API_KEY", "a")]);
+        let cases = [
+            ("gpt-4o-mini", &openai, "openai:gpt-4o-mini"),
+            ("gpt-4o-mini", &none, "openai:gpt-4o-mini"),
+            ("o3-mini", &azure, "azure:o3-mini"),
+            ("claude-sonnet-4-5", &openai, "anthropic:claude-sonnet-4-5"),
+            ("llama3.1", &compatible, "openai:llama3.1"),
+            ("llama3.1", &anthropic, "anthropic:llama3.1"),
+            ("qwen2.5:7b", &none, "ollama:qwen2.5:7b"),
+            ("qwen2.5:7b", &openai, "ollama:qwen2.5:7b"),
+        ];
+        for (text, env, expected) in cases {
+            assert_eq!(bare(text, env).as_deref(), Some(expected), "{text}");
+        }
+        assert_eq!(bare("openai:gpt-4o", &none), None);
+        assert_eq!(bare("replay:run.jsonl", &none), None);
     }
 
     #[tokio::test]

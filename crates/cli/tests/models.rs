@@ -1,0 +1,126 @@
+//! Models from `steward.yaml`: the config's default model with its settings, an agent's own model for a
+//! sub-agent, a config model named with `--model`, and `--model` driving every agent. Each model is a local
+//! OpenAI-compatible mock, so where each request went is checked.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn config(helper_url: &str) -> String {
+    let dir = scratch_dir("models");
+    let path = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"models:
+  fast: {{spec: "openai:gpt-4o-mini", temperature: 0.1, max_tokens: 99}}
+  helper_model: "openai-compatible:small@{helper_url}"
+defaults:
+  model: fast
+agents:
+  boss:
+    instructions: Hand sums to the helper.
+    agents: [helper]
+  helper:
+    description: Adds numbers.
+    instructions: Add.
+    model: helper_model
+    tools: [calculator]
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn max_tokens(body: &Value) -> Value {
+    body.get("max_completion_tokens")
+        .or_else(|| body.get("max_tokens"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn each_agent_runs_on_its_configured_model_unless_model_is_given() {
+    let boss = mock_openai(vec![
+        tool_reply("b1", "helper", r#"{"request": "2 + 3"}"#),
+        text_reply("It is 5."),
+    ])
+    .await;
+    let helper = mock_openai(vec![text_reply("5")]).await;
+    let file = config(&format!("{}/v1", helper.uri()));
+    let boss_url = format!("{}/v1", boss.uri());
+    let env = [
+        ("OPENAI_BASE_URL", boss_url.as_str()),
+        ("OPENAI_API_KEY", "k"),
+    ];
+    let out = steward(
+        &[
+            "ask",
+            "--config",
+            &file,
+            "-a",
+            "boss",
+            "--no-store",
+            "What is 2 + 3?",
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "It is 5.\n");
+    let (boss_bodies, helper_bodies) = (bodies(&boss).await, bodies(&helper).await);
+    assert_eq!(boss_bodies.len(), 2);
+    assert_eq!(helper_bodies.len(), 1, "the helper ran on its own model");
+    assert_eq!(helper_bodies[0]["model"], "small");
+    assert_eq!(boss_bodies[0]["model"], "gpt-4o-mini");
+    // The default model's settings reach its requests.
+    assert!((boss_bodies[0]["temperature"].as_f64().unwrap() - 0.1).abs() < 1e-6);
+    assert_eq!(max_tokens(&boss_bodies[0]), 99);
+
+    // `--model` names one model for every agent: here the config's `fast`, by name.
+    let boss = mock_openai(vec![
+        tool_reply("b1", "helper", r#"{"request": "2 + 3"}"#),
+        text_reply("5"),
+        text_reply("It is 5."),
+    ])
+    .await;
+    let helper = mock_openai(vec![text_reply("5")]).await;
+    let file = config(&format!("{}/v1", helper.uri()));
+    let boss_url = format!("{}/v1", boss.uri());
+    let env = [
+        ("OPENAI_BASE_URL", boss_url.as_str()),
+        ("OPENAI_API_KEY", "k"),
+    ];
+    let out = steward(
+        &[
+            "ask",
+            "--config",
+            &file,
+            "-a",
+            "boss",
+            "--model",
+            "fast",
+            "--no-store",
+            "What is 2 + 3?",
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(bodies(&boss).await.len(), 3);
+    assert!(bodies(&helper).await.is_empty());
+
+    // A bare model name picks the provider from the environment.
+    let boss = mock_openai(vec![text_reply("Hi.")]).await;
+    let boss_url = format!("{}/v1", boss.uri());
+    let out = steward(
+        &["ask", "--model", "gpt-4.1-nano", "--no-store", "hi"],
+        &[("OPENAI_BASE_URL", &boss_url), ("OPENAI_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(bodies(&boss).await[0]["model"], "gpt-4.1-nano");
+}
