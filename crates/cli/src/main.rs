@@ -7,6 +7,7 @@ mod config_cmd;
 mod db;
 mod demo;
 mod exit;
+mod format;
 mod out;
 mod schema;
 mod session;

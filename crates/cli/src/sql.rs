@@ -7,7 +7,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError, cell_text};
+use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError};
+
+use crate::format::{Format, note_truncated, print_table};
 
 use crate::setup::bounded;
 use crate::style::Style;
@@ -77,7 +79,13 @@ pub(crate) struct RunArgs {
     )]
     timeout: u64,
 
-    /// Print {"columns", "rows", "truncated"}.
+    /// How to print the rows: table (the default), csv, tsv, markdown, json ({"columns", "types", "rows",
+    /// "truncated"}) or ndjson (one object per row). Formats other than json say on stderr when rows were
+    /// left out.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<Format>,
+
+    /// The same as --format json: print {"columns", "types", "rows", "truncated"}.
     #[arg(long)]
     json: bool,
 
@@ -163,6 +171,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<u8> {
 }
 
 async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
+    let format = Format::pick(args.format, args.json)?;
     let sql = read_sql(&args.sql)?;
     let url = crate::agents::resolve_db(args.db.as_deref())?;
     let db = db::connect(&url).await?;
@@ -180,19 +189,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     db.close().await;
     match result {
         Ok(result) => {
-            if args.json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(&json!({
-                        "columns": result.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
-                        "types": result.columns.iter().map(|c| &c.type_name).collect::<Vec<_>>(),
-                        "rows": result.rows,
-                        "truncated": result.truncated,
-                    }))?
-                );
-            } else {
-                print_table(&result);
-            }
+            print_rows(format, &result)?;
             Ok(exit::OK)
         }
         Err(
@@ -202,7 +199,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
             | SqlError::Timeout(_)
             | SqlError::Unavailable(_)),
         ) => {
-            if args.json {
+            if format == Format::Json {
                 say!(
                     "{}",
                     serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
@@ -215,76 +212,28 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Longest cell shown in the terminal table.
-const MAX_CELL: usize = 60;
-
-fn print_table(result: &QueryResult) {
-    let cells: Vec<Vec<String>> = result
-        .rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|v| {
-                    let text = cell_text(v).replace(['\n', '\r', '\t'], " ");
-                    if text.chars().count() > MAX_CELL {
-                        text.chars().take(MAX_CELL - 1).collect::<String>() + "…"
-                    } else {
-                        text
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let mut widths: Vec<usize> = result
-        .columns
-        .iter()
-        .map(|c| c.name.chars().count())
-        .collect();
-    for row in &cells {
-        for (i, cell) in row.iter().enumerate() {
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(cell.chars().count());
+/// Prints a result in the chosen format.
+fn print_rows(format: Format, result: &QueryResult) -> anyhow::Result<()> {
+    let columns: Vec<String> = result.columns.iter().map(|c| c.name.clone()).collect();
+    match format {
+        Format::Json => say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "columns": columns,
+                "types": result.columns.iter().map(|c| &c.type_name).collect::<Vec<_>>(),
+                "rows": result.rows,
+                "truncated": result.truncated,
+            }))?
+        ),
+        Format::Table => print_table(&columns, &result.rows, result.truncated),
+        other => {
+            if let Some(text) = other.rows(&columns, &result.rows).filter(|t| !t.is_empty()) {
+                crate::out::text(&text);
+            }
+            if result.truncated {
+                note_truncated(result.rows.len());
             }
         }
     }
-    let line = |values: Vec<&str>| -> String {
-        values
-            .iter()
-            .zip(&widths)
-            .map(|(v, w)| format!("{v:<w$}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-            .trim_end()
-            .to_owned()
-    };
-    say!(
-        "{}",
-        line(result.columns.iter().map(|c| c.name.as_str()).collect())
-    );
-    say!(
-        "{}",
-        widths
-            .iter()
-            .map(|w| "-".repeat(*w))
-            .collect::<Vec<_>>()
-            .join("-+-")
-    );
-    for row in &cells {
-        say!("{}", line(row.iter().map(String::as_str).collect()));
-    }
-    let n = result.rows.len();
-    let style = Style::stderr();
-    if result.truncated {
-        note!(
-            "{}",
-            style.warn(&format!(
-                "({n} rows shown; more exist: raise --max-rows or narrow the query)"
-            ))
-        );
-    } else {
-        note!(
-            "{}",
-            style.dim(&format!("({n} row{})", if n == 1 { "" } else { "s" }))
-        );
-    }
+    Ok(())
 }
