@@ -31,15 +31,17 @@ enum DialectArg {
     Mysql,
 }
 
-/// Arguments of `steward sql check`.
+/// Arguments of `steward sql check`. With neither `--dialect` nor `--db`, the SQL is checked against the
+/// database `sql run` would use (STEWARD_DB, the config's, or the demo database), else as SQLite.
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("target").required(true).args(["dialect", "db"]))]
 pub(crate) struct CheckArgs {
-    /// The SQL dialect (checked offline, without the server's settings and functions).
+    /// The SQL dialect (checked offline, without the server's settings and functions). Default: the dialect
+    /// of STEWARD_DB or the configured database, else sqlite.
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
 
-    /// A database to check against: its dialect, lexing settings and function catalog (nothing runs).
+    /// A database to check against: its dialect, lexing settings and function catalog (nothing runs); a URL,
+    /// a SQLite path or a name from the config's `databases`.
     #[arg(long, value_name = "URL", conflicts_with = "dialect")]
     db: Option<String>,
 
@@ -108,6 +110,14 @@ fn read_sql(arg: &str) -> anyhow::Result<String> {
     }
 }
 
+/// The guard of a live database: its dialect, lexing settings and function catalog.
+async fn live_guard(url: &str) -> anyhow::Result<Guard> {
+    let db = db::connect(url).await?;
+    let guard = db.guard().await;
+    db.close().await;
+    Ok(guard?)
+}
+
 /// Runs `steward sql …`.
 pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
     match command {
@@ -119,17 +129,46 @@ pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
 async fn check(args: CheckArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let guard = match (&args.db, args.dialect) {
-        (Some(url), _) => {
-            let db = db::connect(url).await?;
-            let guard = db.guard().await;
-            db.close().await;
-            guard?
-        }
-        (None, dialect) => Guard::new(match dialect {
-            Some(DialectArg::Postgres) => Dialect::Postgres,
-            Some(DialectArg::Mysql) => Dialect::Mysql,
-            _ => Dialect::Sqlite,
+        (Some(db), _) => live_guard(&crate::agents::resolve_db(Some(db))?).await?,
+        (None, Some(dialect)) => Guard::new(match dialect {
+            DialectArg::Postgres => Dialect::Postgres,
+            DialectArg::Mysql => Dialect::Mysql,
+            DialectArg::Sqlite => Dialect::Sqlite,
         }),
+        (None, None) => {
+            let style = Style::stderr();
+            let from_env = std::env::var("STEWARD_DB")
+                .ok()
+                .filter(|v| !v.trim().is_empty());
+            let url = match from_env {
+                Some(db) => Some(crate::agents::resolve_db(Some(&db))?),
+                None => crate::agents::default_db()?,
+            };
+            match url {
+                Some(url) => {
+                    let guard = live_guard(&url).await?;
+                    note!(
+                        "{}",
+                        style.dim(&format!(
+                            "(checked as {} against {}; --dialect checks offline)",
+                            guard.dialect().name(),
+                            steward_sql::redact_url(&url)
+                        ))
+                    );
+                    guard
+                }
+                None => {
+                    note!(
+                        "{}",
+                        style.dim(
+                            "(no --dialect or --db and no configured database: checked as SQLite; \
+                             pass --dialect postgres or --dialect mysql for another dialect)"
+                        )
+                    );
+                    Guard::new(Dialect::Sqlite)
+                }
+            }
+        }
     };
     let verdict = guard.check(&sql);
     if args.json {

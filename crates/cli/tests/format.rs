@@ -177,7 +177,9 @@ fn tools_call_formats_a_tabular_result_and_refuses_others() {
     let args = serde_json::to_string(&json!({ "sql": QUERY })).unwrap();
     let call = |format: &str| {
         let out = steward(
-            &["tools", "call", "run_sql", &args, "--db", &db, "--format", format],
+            &[
+                "tools", "call", "run_sql", &args, "--db", &db, "--format", format,
+            ],
             &[],
             "",
         );
@@ -252,5 +254,9 @@ fn tools_call_formats_a_tabular_result_and_refuses_others() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("error:"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("error:"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -118,3 +118,26 @@ pub fn scratch_dir(what: &str) -> String {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// True when a test server answers at `addr` (`127.0.0.1:5432`); otherwise says SKIPPED, or fails under
+/// CI=true, where the test servers must run.
+pub fn server_up(addr: &str, name: &str) -> bool {
+    let up = std::net::TcpStream::connect(addr).is_ok();
+    if !up {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("{name} at {addr} is not running (CI=true: required)");
+        }
+        eprintln!("SKIPPED: {name} at {addr} is not running");
+    }
+    up
+}
+
+/// True when the test PostgreSQL answers (see [`server_up`]).
+pub fn postgres_up() -> bool {
+    server_up("127.0.0.1:5432", "PostgreSQL")
+}
+
+/// True when the test MariaDB answers (see [`server_up`]).
+pub fn mariadb_up() -> bool {
+    server_up("127.0.0.1:3306", "MariaDB")
+}
