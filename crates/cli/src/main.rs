@@ -8,6 +8,7 @@ mod db;
 mod demo;
 mod exit;
 mod format;
+mod init;
 mod out;
 mod schema;
 mod session;
@@ -57,6 +58,8 @@ enum Command {
     /// Check the config file, or show it resolved.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
+    /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
+    Init(init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &runtime),
         Command::Tools(command) => runtime.block_on(tools::run(command)),
         Command::Config(command) => runtime.block_on(config_cmd::run(command)),
+        Command::Init(args) => runtime.block_on(init::run(args)),
     };
     let code = match result {
         Ok(code) => code,

@@ -369,42 +369,6 @@ async fn demo_opens_chat_when_a_model_is_configured() {
     assert!(!text(&out.stdout).contains("No model is configured"));
 }
 
-/// A database on a test server, dropped when the test ends (also when it fails).
-struct ServerDb {
-    /// A URL of the server's maintenance database.
-    admin: &'static str,
-    /// The DROP statement.
-    drop: String,
-}
-
-impl Drop for ServerDb {
-    fn drop(&mut self) {
-        let (admin, drop) = (self.admin, self.drop.clone());
-        // Its own thread and runtime: a test's runtime may be the one ending.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let db = steward_sql::Database::connect(admin).await.unwrap();
-                db.execute_script(&drop).await.unwrap();
-                db.close().await;
-            });
-        })
-        .join();
-    }
-}
-
-/// A database name no other test run uses, with a space and a capital so it must be quoted.
-fn fresh_name(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix} Demo{}_{nanos}", std::process::id())
-}
-
 /// `steward demo --db URL` on a server without that database creates it, then the demo in it; a second run
 /// keeps both.
 fn demo_creates_a_missing_server_database(url: &str, name: &str) {
@@ -430,14 +394,7 @@ fn demo_creates_a_missing_postgres_database() {
         return;
     }
     let name = fresh_name("steward");
-    let _cleanup = ServerDb {
-        admin: "postgres://postgres@127.0.0.1:5432/postgres",
-        drop: format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
-    };
-    let url = format!(
-        "postgres://postgres@127.0.0.1:5432/{}",
-        name.replace(' ', "%20")
-    );
+    let (url, _cleanup) = ServerDb::postgres(&name);
     demo_creates_a_missing_server_database(&url, &name);
 }
 
@@ -448,14 +405,7 @@ fn demo_creates_a_missing_mariadb_database() {
     }
     // A backtick in the name: MySQL's quote character, doubled inside the quoted name.
     let name = fresh_name("steward`");
-    let _cleanup = ServerDb {
-        admin: "mysql://root@127.0.0.1:3306",
-        drop: format!("DROP DATABASE IF EXISTS `{}`", name.replace('`', "``")),
-    };
-    let url = format!(
-        "mysql://root@127.0.0.1:3306/{}",
-        name.replace(' ', "%20").replace('`', "%60")
-    );
+    let (url, _cleanup) = ServerDb::mariadb(&name);
     demo_creates_a_missing_server_database(&url, &name);
 }
 
