@@ -55,35 +55,49 @@ pub(crate) fn demo_path() -> PathBuf {
 /// The database URL of `schema` and `sql run`: `--db` (a URL, a SQLite path, or a name from the config's
 /// `databases`), else the config's default database, else the demo database.
 pub(crate) fn resolve_db(db: Option<&str>) -> anyhow::Result<String> {
-    let config = config()?;
     if let Some(db) = db {
+        let config = config()?;
         return Ok(config
             .databases
             .get(db)
             .cloned()
             .unwrap_or_else(|| db.to_owned()));
     }
+    match default_db()? {
+        Some(url) => Ok(url),
+        None => anyhow::bail!(
+            "no database: pass --db URL (sqlite://path, postgres://…, mysql://…), configure `databases` in steward.yaml, \
+             or run `steward demo` to create the demo database"
+        ),
+    }
+}
+
+/// The database a command uses when not told: the config's default database (or its only one), else the demo
+/// database when `steward demo` made it, else none.
+pub(crate) fn default_db() -> anyhow::Result<Option<String>> {
+    let config = config()?;
     let named = config.defaults.database.clone().or_else(|| {
         (config.databases.len() == 1)
             .then(|| config.databases.keys().next().cloned())
             .flatten()
     });
     if let Some(name) = named {
-        return config.databases.get(&name).cloned().ok_or_else(|| {
-            anyhow::anyhow!(
-                "{}: there is no database named `{name}`",
-                config.locate(&["defaults", "database"])
-            )
-        });
+        return config
+            .databases
+            .get(&name)
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: there is no database named `{name}`",
+                    config.locate(&["defaults", "database"])
+                )
+            });
     }
     let demo = demo_path();
-    if demo.is_file() {
-        return Ok(format!("sqlite://{}", demo.display()));
-    }
-    anyhow::bail!(
-        "no database: pass --db URL (sqlite://path, postgres://…, mysql://…), configure `databases` in steward.yaml, \
-         or run `steward demo` to create the demo database"
-    )
+    Ok(demo
+        .is_file()
+        .then(|| format!("sqlite://{}", demo.display())))
 }
 
 /// Builds the app from the config and `--db`, with a spinner while databases open.

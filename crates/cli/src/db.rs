@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use steward_sql::{Catalog, Database, IntrospectOptions};
+use steward_sql::{Catalog, Database, Dialect, IntrospectOptions, Param, QueryLimits};
 
 /// The directory where catalogs are cached by fingerprint: `$XDG_CACHE_HOME/steward` or `~/.cache/steward`.
 fn cache_dir() -> Option<PathBuf> {
@@ -65,4 +65,102 @@ pub(crate) async fn open(url: &str) -> anyhow::Result<(Arc<Database>, Arc<Catalo
     let catalog = db.refresh_catalog(&options).await;
     bar.finish_and_clear();
     Ok((db, catalog?))
+}
+
+/// Creates the database a `postgres://` or `mysql://` URL names when its server does not have it yet, through
+/// the server's maintenance database (`postgres` on PostgreSQL, none on MySQL/MariaDB). Returns the
+/// database's name when it created it, `None` when there was nothing to create (a SQLite URL, a URL without a
+/// database name, a database that exists, a server that cannot be reached: the caller's own error says why).
+pub(crate) async fn create_if_missing(url: &str) -> anyhow::Result<Option<String>> {
+    let Ok(parsed) = url::Url::parse(url.trim()) else {
+        return Ok(None);
+    };
+    let dialect = match parsed.scheme().to_ascii_lowercase().as_str() {
+        "postgres" | "postgresql" => Dialect::Postgres,
+        "mysql" | "mariadb" => Dialect::Mysql,
+        _ => return Ok(None),
+    };
+    let path = parsed.path().trim_start_matches('/');
+    let name = percent_decode(path);
+    if name.is_empty() || name.contains('/') {
+        return Ok(None);
+    }
+    let mut maintenance = parsed.clone();
+    maintenance.set_path(if dialect == Dialect::Postgres {
+        "/postgres"
+    } else {
+        ""
+    });
+    let Ok(server) = Database::connect(maintenance.as_str()).await else {
+        return Ok(None);
+    };
+    let result = create_on(&server, dialect, &name).await;
+    server.close().await;
+    Ok(result?.then_some(name))
+}
+
+/// Creates `name` on the server unless it exists; true when it created it.
+async fn create_on(server: &Database, dialect: Dialect, name: &str) -> anyhow::Result<bool> {
+    if exists(server, dialect, name).await? {
+        return Ok(false);
+    }
+    let create = format!("CREATE DATABASE {}", dialect.quote(name));
+    if let Err(error) = server.execute_script(&create).await {
+        // Someone else may have created it meanwhile.
+        if exists(server, dialect, name).await? {
+            return Ok(false);
+        }
+        anyhow::bail!("cannot create the database `{name}`: {error}");
+    }
+    Ok(true)
+}
+
+async fn exists(server: &Database, dialect: Dialect, name: &str) -> anyhow::Result<bool> {
+    let sql = match dialect {
+        Dialect::Postgres => "SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1",
+        _ => "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    };
+    let found = server
+        .query_prepared(
+            sql,
+            &[Param::Text(name.to_owned())],
+            &QueryLimits::default(),
+        )
+        .await?;
+    Ok(!found.rows.is_empty())
+}
+
+/// `%xx` escapes of a URL path decoded (as the drivers read the database name); invalid UTF-8 is replaced.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                let value = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
+                out.push(u8::try_from(value).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_names_are_decoded_from_the_path() {
+        assert_eq!(percent_decode("shop"), "shop");
+        assert_eq!(percent_decode("my%20shop%22x"), "my shop\"x");
+        assert_eq!(percent_decode("caf%C3%A9"), "café");
+        assert_eq!(percent_decode("100%"), "100%");
+    }
 }

@@ -20,7 +20,8 @@ use crate::style::Style;
 /// Arguments of `steward demo`.
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
-    /// Where to create it: a SQLite path, or a postgres:// or mysql:// URL (default: ~/.local/share/steward/demo.sqlite).
+    /// Where to create it: a SQLite path, or a postgres:// or mysql:// URL, whose database is created when the
+    /// server does not have it yet (default: ~/.local/share/steward/demo.sqlite).
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
 
@@ -79,7 +80,17 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         today,
     };
     let in_transit = runtime.block_on(async {
-        let db = Database::connect(&url).await?;
+        let db = match Database::connect(&url).await {
+            Ok(db) => db,
+            // A server without the database yet: create it, as `--db` for a SQLite file creates the file.
+            Err(error) => match crate::db::create_if_missing(&url).await? {
+                Some(name) => {
+                    note!("{}", style.dim(&format!("Created the database `{name}` at {shown}.")));
+                    Database::connect(&url).await?
+                }
+                None => return Err(error.into()),
+            },
+        };
         let structure = IntrospectOptions {
             skip_samples: true,
             cache_dir: None,

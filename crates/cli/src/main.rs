@@ -7,6 +7,8 @@ mod config_cmd;
 mod db;
 mod demo;
 mod exit;
+mod format;
+mod init;
 mod markdown;
 mod out;
 mod runs;
@@ -61,6 +63,8 @@ enum Command {
     /// List the recorded runs, or show one step by step.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
+    Init(init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Tools(command) => runtime.block_on(tools::run(command)),
         Command::Config(command) => runtime.block_on(config_cmd::run(command)),
         Command::Runs(command) => runtime.block_on(runs::run(command)),
+        Command::Init(args) => runtime.block_on(init::run(args)),
     };
     let code = match result {
         Ok(code) => code,

@@ -7,7 +7,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError, cell_text};
+use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError};
+
+use crate::format::{Format, note_truncated, print_table};
 
 use crate::setup::bounded;
 use crate::style::Style;
@@ -29,15 +31,17 @@ enum DialectArg {
     Mysql,
 }
 
-/// Arguments of `steward sql check`.
+/// Arguments of `steward sql check`. With neither `--dialect` nor `--db`, the SQL is checked against the
+/// database `sql run` would use (STEWARD_DB, the config's, or the demo database), else as SQLite.
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("target").required(true).args(["dialect", "db"]))]
 pub(crate) struct CheckArgs {
-    /// The SQL dialect (checked offline, without the server's settings and functions).
+    /// The SQL dialect (checked offline, without the server's settings and functions). Default: the dialect
+    /// of STEWARD_DB or the configured database, else sqlite.
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
 
-    /// A database to check against: its dialect, lexing settings and function catalog (nothing runs).
+    /// A database to check against: its dialect, lexing settings and function catalog (nothing runs); a URL,
+    /// a SQLite path or a name from the config's `databases`.
     #[arg(long, value_name = "URL", conflicts_with = "dialect")]
     db: Option<String>,
 
@@ -77,7 +81,13 @@ pub(crate) struct RunArgs {
     )]
     timeout: u64,
 
-    /// Print {"columns", "rows", "truncated"}.
+    /// How to print the rows: table (the default), csv, tsv, markdown, json ({"columns", "types", "rows",
+    /// "truncated"}) or ndjson (one object per row). Formats other than json say on stderr when rows were
+    /// left out.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<Format>,
+
+    /// The same as --format json: print {"columns", "types", "rows", "truncated"}.
     #[arg(long)]
     json: bool,
 
@@ -100,6 +110,14 @@ fn read_sql(arg: &str) -> anyhow::Result<String> {
     }
 }
 
+/// The guard of a live database: its dialect, lexing settings and function catalog.
+async fn live_guard(url: &str) -> anyhow::Result<Guard> {
+    let db = db::connect(url).await?;
+    let guard = db.guard().await;
+    db.close().await;
+    Ok(guard?)
+}
+
 /// Runs `steward sql …`.
 pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
     match command {
@@ -111,17 +129,46 @@ pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
 async fn check(args: CheckArgs) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let guard = match (&args.db, args.dialect) {
-        (Some(url), _) => {
-            let db = db::connect(url).await?;
-            let guard = db.guard().await;
-            db.close().await;
-            guard?
-        }
-        (None, dialect) => Guard::new(match dialect {
-            Some(DialectArg::Postgres) => Dialect::Postgres,
-            Some(DialectArg::Mysql) => Dialect::Mysql,
-            _ => Dialect::Sqlite,
+        (Some(db), _) => live_guard(&crate::agents::resolve_db(Some(db))?).await?,
+        (None, Some(dialect)) => Guard::new(match dialect {
+            DialectArg::Postgres => Dialect::Postgres,
+            DialectArg::Mysql => Dialect::Mysql,
+            DialectArg::Sqlite => Dialect::Sqlite,
         }),
+        (None, None) => {
+            let style = Style::stderr();
+            let from_env = std::env::var("STEWARD_DB")
+                .ok()
+                .filter(|v| !v.trim().is_empty());
+            let url = match from_env {
+                Some(db) => Some(crate::agents::resolve_db(Some(&db))?),
+                None => crate::agents::default_db()?,
+            };
+            match url {
+                Some(url) => {
+                    let guard = live_guard(&url).await?;
+                    note!(
+                        "{}",
+                        style.dim(&format!(
+                            "(checked as {} against {}; --dialect checks offline)",
+                            guard.dialect().name(),
+                            steward_sql::redact_url(&url)
+                        ))
+                    );
+                    guard
+                }
+                None => {
+                    note!(
+                        "{}",
+                        style.dim(
+                            "(no --dialect or --db and no configured database: checked as SQLite; \
+                             pass --dialect postgres or --dialect mysql for another dialect)"
+                        )
+                    );
+                    Guard::new(Dialect::Sqlite)
+                }
+            }
+        }
     };
     let verdict = guard.check(&sql);
     if args.json {
@@ -163,6 +210,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<u8> {
 }
 
 async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
+    let format = Format::pick(args.format, args.json)?;
     let sql = read_sql(&args.sql)?;
     let url = crate::agents::resolve_db(args.db.as_deref())?;
     let db = db::connect(&url).await?;
@@ -180,19 +228,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     db.close().await;
     match result {
         Ok(result) => {
-            if args.json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(&json!({
-                        "columns": result.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
-                        "types": result.columns.iter().map(|c| &c.type_name).collect::<Vec<_>>(),
-                        "rows": result.rows,
-                        "truncated": result.truncated,
-                    }))?
-                );
-            } else {
-                print_table(&result);
-            }
+            print_rows(format, &result)?;
             Ok(exit::OK)
         }
         Err(
@@ -202,7 +238,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
             | SqlError::Timeout(_)
             | SqlError::Unavailable(_)),
         ) => {
-            if args.json {
+            if format == Format::Json {
                 say!(
                     "{}",
                     serde_json::to_string_pretty(&json!({"error": error.to_string()}))?
@@ -215,76 +251,28 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Longest cell shown in the terminal table.
-const MAX_CELL: usize = 60;
-
-fn print_table(result: &QueryResult) {
-    let cells: Vec<Vec<String>> = result
-        .rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|v| {
-                    let text = cell_text(v).replace(['\n', '\r', '\t'], " ");
-                    if text.chars().count() > MAX_CELL {
-                        text.chars().take(MAX_CELL - 1).collect::<String>() + "…"
-                    } else {
-                        text
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let mut widths: Vec<usize> = result
-        .columns
-        .iter()
-        .map(|c| c.name.chars().count())
-        .collect();
-    for row in &cells {
-        for (i, cell) in row.iter().enumerate() {
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(cell.chars().count());
+/// Prints a result in the chosen format.
+fn print_rows(format: Format, result: &QueryResult) -> anyhow::Result<()> {
+    let columns: Vec<String> = result.columns.iter().map(|c| c.name.clone()).collect();
+    match format {
+        Format::Json => say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "columns": columns,
+                "types": result.columns.iter().map(|c| &c.type_name).collect::<Vec<_>>(),
+                "rows": result.rows,
+                "truncated": result.truncated,
+            }))?
+        ),
+        Format::Table => print_table(&columns, &result.rows, result.truncated),
+        other => {
+            if let Some(text) = other.rows(&columns, &result.rows).filter(|t| !t.is_empty()) {
+                crate::out::text(&text);
+            }
+            if result.truncated {
+                note_truncated(result.rows.len());
             }
         }
     }
-    let line = |values: Vec<&str>| -> String {
-        values
-            .iter()
-            .zip(&widths)
-            .map(|(v, w)| format!("{v:<w$}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-            .trim_end()
-            .to_owned()
-    };
-    say!(
-        "{}",
-        line(result.columns.iter().map(|c| c.name.as_str()).collect())
-    );
-    say!(
-        "{}",
-        widths
-            .iter()
-            .map(|w| "-".repeat(*w))
-            .collect::<Vec<_>>()
-            .join("-+-")
-    );
-    for row in &cells {
-        say!("{}", line(row.iter().map(String::as_str).collect()));
-    }
-    let n = result.rows.len();
-    let style = Style::stderr();
-    if result.truncated {
-        note!(
-            "{}",
-            style.warn(&format!(
-                "({n} rows shown; more exist: raise --max-rows or narrow the query)"
-            ))
-        );
-    } else {
-        note!(
-            "{}",
-            style.dim(&format!("({n} row{})", if n == 1 { "" } else { "s" }))
-        );
-    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! model would make it (same validation, same observation), without a model.
 
 use crate::out::{note, say};
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,11 +12,12 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use steward_core::{
     Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall, ToolContext,
-    Toolbox,
+    ToolData, ToolOutput, Toolbox,
 };
 
 use crate::agents::build_app;
 use crate::exit;
+use crate::format::Format;
 use crate::style::Style;
 
 /// `steward tools …`
@@ -61,7 +63,13 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "ID")]
     call_id: Option<String>,
 
-    /// Print {"ok", "content", "data"}.
+    /// How to print the result: table (the default: the observation the model sees), json ({"ok", "content",
+    /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), csv, tsv, markdown or
+    /// ndjson (one object per row).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<Format>,
+
+    /// The same as --format json: print {"ok", "content", "data"}.
     #[arg(long)]
     json: bool,
 }
@@ -196,6 +204,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 }
 
 async fn call(args: CallArgs) -> anyhow::Result<u8> {
+    let format = Format::pick(args.format, args.json)?;
     let arguments = if args.arguments == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
@@ -236,34 +245,114 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     };
     let style = Style::stderr();
     match result {
-        Ok(output) => {
-            if args.json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &json!({"ok": true, "content": output.content, "data": output.data})
-                    )?
-                );
-            } else {
-                say!("{}", output.content);
-            }
-            Ok(exit::OK)
-        }
+        Ok(output) => print_output(format, &args.name, &output),
         Err((message, diagnostic)) => {
-            if args.json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &json!({"ok": false, "content": message, "data": Value::Null})
-                    )?
-                );
-            } else {
-                say!("{message}");
+            let failed = json!({"ok": false, "content": message, "data": Value::Null});
+            match format {
+                Format::Json => say!("{}", serde_json::to_string_pretty(&failed)?),
+                Format::Ndjson => say!("{failed}"),
+                Format::Table => say!("{message}"),
+                // Standard output holds only rows in these formats.
+                Format::Csv | Format::Tsv | Format::Markdown => {
+                    note!("{} {message}", style.error("error:"));
+                }
             }
             if let Some(d) = diagnostic {
                 note!("{} {d}", style.warn("diagnostic:"));
             }
             Ok(1)
         }
+    }
+}
+
+/// Prints a tool's result: rows in the chosen format when it returned rows; otherwise its observation (table),
+/// its JSON (json, ndjson), or an error saying why the format does not fit.
+fn print_output(format: Format, tool: &str, output: &ToolOutput) -> anyhow::Result<u8> {
+    let whole = json!({"ok": true, "content": output.content, "data": output.data});
+    match format {
+        Format::Json => {
+            say!("{}", serde_json::to_string_pretty(&whole)?);
+            return Ok(exit::OK);
+        }
+        Format::Table => {
+            say!("{}", output.content);
+            return Ok(exit::OK);
+        }
+        _ => {}
+    }
+    let Some(Rows {
+        columns,
+        rows,
+        truncated,
+    }) = tabular(output.data.as_ref())
+    else {
+        if format == Format::Ndjson {
+            say!("{whole}");
+            return Ok(exit::OK);
+        }
+        bail!(
+            "--format {} needs a tabular result (columns and rows, as run_sql, query_table and SQL tools return); \
+             this tool ({tool}) returned {}; use --format table or --format json",
+            format.name(),
+            match &output.data {
+                None => "text",
+                Some(ToolData::Json { value }) if value.is_object() => "a JSON object",
+                Some(ToolData::Json { value }) if value.is_array() => "a JSON array",
+                Some(ToolData::Chart { .. }) => "a chart",
+                Some(_) => "JSON",
+            }
+        );
+    };
+    if let Some(text) = format.rows(&columns, &rows).filter(|t| !t.is_empty()) {
+        crate::out::text(&text);
+    }
+    if truncated {
+        crate::format::note_truncated(rows.len());
+    }
+    Ok(exit::OK)
+}
+
+/// A tool's result as rows.
+struct Rows<'a> {
+    columns: Vec<String>,
+    rows: Cow<'a, [Vec<Value>]>,
+    /// Rows were left out.
+    truncated: bool,
+}
+
+/// Columns, rows and whether rows were left out, when a tool's data is a table (or a JSON object holding
+/// `columns`, an array of names, and `rows`, an array of arrays as long).
+fn tabular(data: Option<&ToolData>) -> Option<Rows<'_>> {
+    match data? {
+        ToolData::Table {
+            columns,
+            rows,
+            truncated,
+        } => Some(Rows {
+            columns: columns.clone(),
+            rows: Cow::Borrowed(rows.as_slice()),
+            truncated: *truncated,
+        }),
+        ToolData::Json { value } => {
+            let columns: Vec<String> = value
+                .get("columns")?
+                .as_array()?
+                .iter()
+                .map(|c| c.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?;
+            let rows: Vec<Vec<Value>> = value
+                .get("rows")?
+                .as_array()?
+                .iter()
+                .map(|r| r.as_array().filter(|r| r.len() == columns.len()).cloned())
+                .collect::<Option<_>>()?;
+            let truncated = value.get("truncated").and_then(Value::as_bool) == Some(true);
+            Some(Rows {
+                columns,
+                rows: Cow::Owned(rows),
+                truncated,
+            })
+        }
+        _ => None,
     }
 }

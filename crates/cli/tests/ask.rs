@@ -136,10 +136,20 @@ fn no_model_configured_explains_how_to_configure_one() {
 
 #[test]
 fn a_bad_model_spec_is_a_usage_error() {
+    let out = steward(&["ask", "--model", "openai-compatible:llama3", "hello"], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "invalid model `openai-compatible:llama3`: write it as openai-compatible:<model>@<base-url>"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    // A bare model name is OpenAI's here, which needs its key.
     let out = steward(&["ask", "--model", "gpt-4o", "hello"], &[], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("invalid model `gpt-4o`: write it as <provider>:<model>"),
+        text(&out.stderr).contains("model `openai:gpt-4o` needs OPENAI_API_KEY"),
         "{}",
         text(&out.stderr)
     );

@@ -368,3 +368,60 @@ async fn demo_opens_chat_when_a_model_is_configured() {
     );
     assert!(!text(&out.stdout).contains("No model is configured"));
 }
+
+/// `steward demo --db URL` on a server without that database creates it, then the demo in it; a second run
+/// keeps both.
+fn demo_creates_a_missing_server_database(url: &str, name: &str) {
+    let out = steward(&["demo", "--db", url], &[], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("Created the database `{name}` at ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Created the demo database at"), "{stderr}");
+    assert_eq!(sql_count(url, "SELECT COUNT(*) FROM orders"), 1000);
+    let out = steward(&["demo", "--db", url], &[], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("Created the database"), "{stderr}");
+    assert!(stderr.contains("already at"), "{stderr}");
+}
+
+#[test]
+fn demo_creates_a_missing_postgres_database() {
+    if !postgres_up() {
+        return;
+    }
+    let name = fresh_name("steward");
+    let (url, _cleanup) = ServerDb::postgres(&name);
+    demo_creates_a_missing_server_database(&url, &name);
+}
+
+#[test]
+fn demo_creates_a_missing_mariadb_database() {
+    if !mariadb_up() {
+        return;
+    }
+    // A backtick in the name: MySQL's quote character, doubled inside the quoted name.
+    let name = fresh_name("steward`");
+    let (url, _cleanup) = ServerDb::mariadb(&name);
+    demo_creates_a_missing_server_database(&url, &name);
+}
+
+#[test]
+fn demo_on_a_server_that_does_not_answer_creates_nothing_and_says_why() {
+    let out = steward(
+        &[
+            "demo",
+            "--db",
+            "postgres://postgres@127.0.0.1:9/nothing_here",
+        ],
+        &[],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("Created the database"), "{stderr}");
+    assert!(stderr.contains("connection refused"), "{stderr}");
+}

@@ -9,18 +9,6 @@ use common::*;
 
 const PG: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-/// True when PostgreSQL answers; otherwise SKIPPED (a failure under CI=true).
-fn postgres_up() -> bool {
-    let up = std::net::TcpStream::connect("127.0.0.1:5432").is_ok();
-    if !up {
-        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            panic!("PostgreSQL at 127.0.0.1:5432 is not running (CI=true: required)");
-        }
-        eprintln!("SKIPPED: PostgreSQL at 127.0.0.1:5432 is not running");
-    }
-    up
-}
-
 fn noted(stderr: &str) -> bool {
     stderr.contains("the database role `postgres` is a superuser")
         && stderr.contains("CREATE ROLE steward_reader LOGIN")

@@ -264,3 +264,88 @@ async fn ask_db_uses_the_analyst_with_sql_tools() {
         .to_owned();
     assert!(seen.contains("Iron Maiden | 21"), "{seen}");
 }
+
+#[test]
+fn sql_check_without_flags_assumes_sqlite_and_says_so() {
+    // No config, no STEWARD_DB, no demo database: SQLite, with a note naming it.
+    let out = steward(&["sql", "check", "SELECT 1::int"], &[], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "`::` is not SQLite: {stderr}");
+    assert!(
+        text(&out.stdout).starts_with("refused"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        stderr.contains("no --dialect or --db and no configured database: checked as SQLite"),
+        "{stderr}"
+    );
+    let out = steward(&["sql", "check", "--json", "SELECT `a` FROM t"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["allowed"], true);
+    assert_eq!(json["tables"], serde_json::json!(["t"]));
+    // --dialect still decides alone, without a note.
+    let out = steward(
+        &["sql", "check", "--dialect", "postgres", "SELECT 1::int"],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !text(&out.stderr).contains("checked as"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn sql_check_without_flags_uses_the_configured_database() {
+    let dir = scratch_dir("check-config");
+    let file = format!("{dir}/shop.sqlite");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!("databases:\n  shop: sqlite://{file}?mode=rwc\n"),
+    )
+    .unwrap();
+    let out = steward(&["sql", "check", "--config", &config, "SELECT 1"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("checked as SQLite against sqlite://{file}")),
+        "{}",
+        text(&out.stderr)
+    );
+    if !postgres_up() {
+        return;
+    }
+    // A PostgreSQL database from the config (or STEWARD_DB): PostgreSQL's rules, from the live server.
+    std::fs::write(
+        &config,
+        "databases:\n  main: postgres://postgres@127.0.0.1:5432/postgres\n",
+    )
+    .unwrap();
+    let out = steward(
+        &["sql", "check", "--config", &config, "SELECT 1::int"],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("checked as PostgreSQL against postgres://postgres@127.0.0.1:5432/postgres"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &["sql", "check", "SELECT `a` FROM t"],
+        &[("STEWARD_DB", "postgres://postgres@127.0.0.1:5432/postgres")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("checked as PostgreSQL"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -129,3 +129,96 @@ pub fn scratch_dir(what: &str) -> String {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// True when a test server answers at `addr` (`127.0.0.1:5432`); otherwise says SKIPPED, or fails under
+/// CI=true, where the test servers must run.
+pub fn server_up(addr: &str, name: &str) -> bool {
+    let up = std::net::TcpStream::connect(addr).is_ok();
+    if !up {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("{name} at {addr} is not running (CI=true: required)");
+        }
+        eprintln!("SKIPPED: {name} at {addr} is not running");
+    }
+    up
+}
+
+/// True when the test PostgreSQL answers (see [`server_up`]).
+pub fn postgres_up() -> bool {
+    server_up("127.0.0.1:5432", "PostgreSQL")
+}
+
+/// True when the test MariaDB answers (see [`server_up`]).
+pub fn mariadb_up() -> bool {
+    server_up("127.0.0.1:3306", "MariaDB")
+}
+
+/// A database on a test server, dropped when the test ends (also when it fails).
+pub struct ServerDb {
+    /// A URL of the server's maintenance database.
+    pub admin: &'static str,
+    /// The DROP statement.
+    pub drop: String,
+}
+
+impl Drop for ServerDb {
+    fn drop(&mut self) {
+        let (admin, drop) = (self.admin, self.drop.clone());
+        // Its own thread and runtime: a test's runtime may be the one ending.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let db = steward_sql::Database::connect(admin).await.unwrap();
+                db.execute_script(&drop).await.unwrap();
+                db.close().await;
+            });
+        })
+        .join();
+    }
+}
+
+/// A database name no other test run uses, with a space and a capital so it must be quoted.
+pub fn fresh_name(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix} Demo{}_{nanos}", std::process::id())
+}
+
+/// A database name as a URL path writes it.
+fn url_path(name: &str) -> String {
+    name.replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('`', "%60")
+}
+
+impl ServerDb {
+    /// A database `name` on the test PostgreSQL, not created yet: the URL that names it, and its cleanup.
+    pub fn postgres(name: &str) -> (String, Self) {
+        (
+            format!("postgres://postgres@127.0.0.1:5432/{}", url_path(name)),
+            Self {
+                admin: "postgres://postgres@127.0.0.1:5432/postgres",
+                drop: format!(
+                    "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                    name.replace('"', "\"\"")
+                ),
+            },
+        )
+    }
+
+    /// A database `name` on the test MariaDB, not created yet: the URL that names it, and its cleanup.
+    pub fn mariadb(name: &str) -> (String, Self) {
+        (
+            format!("mysql://root@127.0.0.1:3306/{}", url_path(name)),
+            Self {
+                admin: "mysql://root@127.0.0.1:3306",
+                drop: format!("DROP DATABASE IF EXISTS `{}`", name.replace('`', "``")),
+            },
+        )
+    }
+}

@@ -1,0 +1,262 @@
+//! `--format` of `steward sql run` and `steward tools call`: the exact text of every format for values that
+//! need care (NULL, a comma, a quote, a newline, a tab, a `|`, unicode, an empty string, a repeated column name).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+/// An empty SQLite database (the rows come from the query itself).
+fn empty_db() -> String {
+    format!("sqlite://{}/format.sqlite?mode=rwc", scratch_dir("format"))
+}
+
+/// Four rows over the awkward values; the last column repeats the name `id`.
+const QUERY: &str = "SELECT 1 AS id, 'a,b' AS text, NULL AS maybe, 1 AS id \
+     UNION ALL SELECT 2, 'say \"hi\"', 'x', 2 \
+     UNION ALL SELECT 3, 'line1' || char(10) || 'line2', 'tab' || char(9) || 'here', 3 \
+     UNION ALL SELECT 4, 'pipe|café ☕', '', 4 \
+     ORDER BY 1";
+
+fn run(db: &str, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["sql", "run", "--db", db];
+    all.extend_from_slice(args);
+    let out = steward(&all, &[], "");
+    (
+        out.status.code().unwrap(),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn csv_is_rfc_4180_with_null_as_an_empty_field() {
+    let db = empty_db();
+    let (code, stdout, stderr) = run(&db, &["--format", "csv", QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "id,text,maybe,id\n\
+         1,\"a,b\",,1\n\
+         2,\"say \"\"hi\"\"\",x,2\n\
+         3,\"line1\nline2\",tab\there,3\n\
+         4,pipe|café ☕,\"\",4\n"
+    );
+    assert!(!stderr.contains("more exist"), "{stderr}");
+}
+
+#[test]
+fn tsv_escapes_tabs_and_newlines() {
+    let db = empty_db();
+    let (code, stdout, stderr) = run(&db, &["--format", "tsv", QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "id\ttext\tmaybe\tid\n\
+         1\ta,b\t\t1\n\
+         2\tsay \"hi\"\tx\t2\n\
+         3\tline1\\nline2\ttab\\there\t3\n\
+         4\tpipe|café ☕\t\t4\n"
+    );
+    // Every line has exactly as many fields as the header.
+    assert!(stdout.lines().all(|l| l.split('\t').count() == 4));
+}
+
+#[test]
+fn markdown_escapes_pipes_and_line_breaks() {
+    let db = empty_db();
+    let (code, stdout, stderr) = run(&db, &["--format", "markdown", QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "| id | text | maybe | id |\n\
+         | --- | --- | --- | --- |\n\
+         | 1 | a,b |  | 1 |\n\
+         | 2 | say \"hi\" | x | 2 |\n\
+         | 3 | line1<br>line2 | tab\there | 3 |\n\
+         | 4 | pipe\\|café ☕ |  | 4 |\n"
+    );
+}
+
+#[test]
+fn ndjson_is_one_object_per_row_with_repeated_names_kept_apart() {
+    let db = empty_db();
+    let (code, stdout, stderr) = run(&db, &["--format", "ndjson", QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            json!({"id": 1, "text": "a,b", "maybe": null, "id_2": 1}),
+            json!({"id": 2, "text": "say \"hi\"", "maybe": "x", "id_2": 2}),
+            json!({"id": 3, "text": "line1\nline2", "maybe": "tab\there", "id_2": 3}),
+            json!({"id": 4, "text": "pipe|café ☕", "maybe": "", "id_2": 4}),
+        ]
+    );
+    // Keys keep the columns' order.
+    assert!(stdout.starts_with("{\"id\":1,\"text\":\"a,b\",\"maybe\":null,\"id_2\":1}\n"));
+}
+
+#[test]
+fn json_is_the_same_with_the_flag_or_the_format_and_values_match_every_format() {
+    let db = empty_db();
+    let (code, by_flag, stderr) = run(&db, &["--json", QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, by_format, _) = run(&db, &["--format", "json", QUERY]);
+    assert_eq!(by_flag, by_format);
+    let (_, both, _) = run(&db, &["--json", "--format", "json", QUERY]);
+    assert_eq!(both, by_flag);
+    let json: Value = serde_json::from_str(&by_flag).unwrap();
+    assert_eq!(json["columns"], json!(["id", "text", "maybe", "id"]));
+    assert_eq!(json["truncated"], false);
+    assert_eq!(json["rows"][3], json!([4, "pipe|café ☕", "", 4]));
+    // The NDJSON rows hold exactly the JSON rows' values.
+    let (_, ndjson, _) = run(&db, &["--format", "ndjson", QUERY]);
+    for (line, row) in ndjson.lines().zip(json["rows"].as_array().unwrap()) {
+        let object: Value = serde_json::from_str(line).unwrap();
+        let values: Vec<&Value> = object.as_object().unwrap().values().collect();
+        assert_eq!(values, row.as_array().unwrap().iter().collect::<Vec<_>>());
+    }
+    // --json with another format is a usage error.
+    let (code, stdout, stderr) = run(&db, &["--json", "--format", "csv", QUERY]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("--json means --format json, but --format csv was given too"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn table_stays_the_default() {
+    let db = empty_db();
+    let (code, default, stderr) = run(&db, &[QUERY]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, table, _) = run(&db, &["--format", "table", QUERY]);
+    assert_eq!(default, table);
+    assert_eq!(
+        default,
+        "id | text        | maybe    | id\n\
+         ---+-------------+----------+---\n\
+         1  | a,b         | NULL     | 1\n\
+         2  | say \"hi\"    | x        | 2\n\
+         3  | line1 line2 | tab here | 3\n\
+         4  | pipe|café ☕ |          | 4\n"
+    );
+    assert!(stderr.contains("(4 rows)"), "{stderr}");
+}
+
+#[test]
+fn a_truncated_result_is_said_on_stderr_except_in_json() {
+    let db = empty_db();
+    for format in ["csv", "tsv", "markdown", "ndjson", "table"] {
+        let (code, stdout, stderr) = run(&db, &["--format", format, "--max-rows", "2", QUERY]);
+        assert_eq!(code, 0, "{format}: {stderr}");
+        assert!(
+            stderr.contains("2 rows shown; more exist: raise --max-rows"),
+            "{format}: {stderr}"
+        );
+        assert!(!stdout.contains("more exist"), "{format}: {stdout}");
+        assert!(!stdout.contains("pipe"), "{format}: {stdout}");
+    }
+    let (code, stdout, stderr) = run(&db, &["--format", "json", "--max-rows", "2", QUERY]);
+    assert_eq!(code, 0);
+    assert!(!stderr.contains("more exist"), "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["truncated"], true);
+    assert_eq!(json["rows"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn tools_call_formats_a_tabular_result_and_refuses_others() {
+    let db = empty_db();
+    let args = serde_json::to_string(&json!({ "sql": QUERY })).unwrap();
+    let call = |format: &str| {
+        let out = steward(
+            &[
+                "tools", "call", "run_sql", &args, "--db", &db, "--format", format,
+            ],
+            &[],
+            "",
+        );
+        (
+            out.status.code().unwrap(),
+            text(&out.stdout),
+            text(&out.stderr),
+        )
+    };
+    // The same rows as `sql run`, in each format.
+    for format in ["csv", "tsv", "markdown", "ndjson"] {
+        let (code, stdout, stderr) = call(format);
+        assert_eq!(code, 0, "{format}: {stderr}");
+        assert_eq!(stdout, run(&db, &["--format", format, QUERY]).1, "{format}");
+    }
+    // table is the observation the model sees, as before.
+    let (code, stdout, _) = call("table");
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("id | text | maybe | id\n1 | a,b | NULL | 1\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("(4 rows)\n"), "{stdout}");
+    let (_, json_out, _) = call("json");
+    let json: Value = serde_json::from_str(&json_out).unwrap();
+    assert_eq!(json["ok"], true);
+    assert_eq!(json["data"]["rows"][0], json!([1, "a,b", null, 1]));
+
+    // A result that is not rows: csv is an error that says why; json and ndjson print its JSON.
+    let out = steward(
+        &["tools", "call", "current_date", "--format", "csv"],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr)
+            .contains("--format csv needs a tabular result (columns and rows, as run_sql"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("this tool (current_date) returned a JSON object"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &["tools", "call", "current_date", "--format", "ndjson"],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let line: Value = serde_json::from_str(text(&out.stdout).trim_end()).unwrap();
+    assert_eq!(line["data"]["value"]["date"], "2026-11-21");
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+
+    // A refused call: the reason on stderr, nothing on stdout, exit 1.
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "run_sql",
+            r#"{"sql": "DELETE FROM x"}"#,
+            "--db",
+            &db,
+            "--format",
+            "csv",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("error:"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,264 @@
+//! `steward init`: the starter steward.yaml it writes loads (`steward config check`), its tools return rows,
+//! names that need quoting are quoted, a password stays out of the file, and an existing file is kept.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn ok(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = steward(args, env, "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The rows a tool returns, through `--format ndjson`.
+fn rows(config: &str, tool: &str, arguments: &str, env: &[(&str, &str)]) -> Vec<Value> {
+    ok(
+        &[
+            "tools", "call", "--config", config, tool, arguments, "--format", "ndjson",
+        ],
+        env,
+    )
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect()
+}
+
+/// The JSON arguments of the example call `init` printed for `tool`.
+fn printed_example(stdout: &str, tool: &str) -> String {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(&format!(" {tool} '")))
+        .unwrap_or_else(|| panic!("no example call of {tool} in:\n{stdout}"));
+    let start = line.find('\'').unwrap();
+    line[start + 1..line.len() - 1].to_owned()
+}
+
+#[test]
+fn init_on_the_demo_database_writes_a_config_that_loads_and_whose_tools_return_rows() {
+    let dir = scratch_dir("init-demo");
+    let db = format!("{dir}/demo.sqlite");
+    ok(&["demo", "--db", &db], &[]);
+    let config = format!("{dir}/steward.yaml");
+    let stdout = ok(&["init", "--db", &db, "--output", &config], &[]);
+    assert!(
+        stdout.contains(&format!(
+            "Wrote {config} for {db} (11 tables): the database `demo`, the agent `analyst`, \
+             the tools `customers_by_name` and `recent_expenses`."
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("steward config check --config {config}")),
+        "{stdout}"
+    );
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        yaml.contains("# Keep passwords and keys out of this file: write ${VAR}"),
+        "{yaml}"
+    );
+    assert!(yaml.contains(&format!("  demo: '{db}'\n")), "{yaml}");
+    assert!(
+        yaml.contains(
+            "    statement: 'SELECT id, name, email, city, country, created_at FROM customers WHERE name = :name ORDER BY id'\n"
+        ),
+        "{yaml}"
+    );
+
+    let check = ok(&["config", "check", "--config", &config], &[]);
+    assert!(check.contains("is valid"), "{check}");
+    assert!(check.contains("1 configured databases"), "{check}");
+
+    // The example call it printed finds rows, with the value it names.
+    let example = printed_example(&stdout, "customers_by_name");
+    let arguments: Value = serde_json::from_str(&example).unwrap();
+    let found = rows(&config, "customers_by_name", &example, &[]);
+    assert!(!found.is_empty(), "{example}");
+    assert!(
+        found.iter().all(|r| r["name"] == arguments["name"]),
+        "{found:?}"
+    );
+    let recent = rows(&config, "recent_expenses", r#"{"limit": 3}"#, &[]);
+    assert_eq!(recent.len(), 3, "{recent:?}");
+    assert!(
+        recent[0]["spent_on"].as_str() >= recent[2]["spent_on"].as_str(),
+        "{recent:?}"
+    );
+    // The parameter is typed: a string where an integer belongs is refused before anything runs.
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--config",
+            &config,
+            "recent_expenses",
+            r#"{"limit": "many"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+
+    // The analyst is the default agent and has its tools.
+    let tools: Vec<Value> = serde_json::from_str(&ok(
+        &[
+            "tools", "list", "--config", &config, "--agent", "analyst", "--json",
+        ],
+        &[],
+    ))
+    .unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for name in [
+        "customers_by_name",
+        "recent_expenses",
+        "run_sql",
+        "ask_database",
+        "current_date",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+}
+
+#[test]
+fn init_keeps_an_existing_file_unless_forced() {
+    let dir = scratch_dir("init-force");
+    let db = format!("{dir}/demo.sqlite");
+    ok(&["demo", "--db", &db], &[]);
+    let config = format!("{dir}/mine.yaml");
+    std::fs::write(&config, "# my own config\n").unwrap();
+    let out = steward(&["init", "--db", &db, "--output", &config], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "{config} already exists; pass --force to replace it"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "# my own config\n"
+    );
+    ok(&["init", "--db", &db, "--output", &config, "--force"], &[]);
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .starts_with(&format!("# steward.yaml for {db} (11 tables)")),
+    );
+    ok(&["config", "check", "--config", &config], &[]);
+}
+
+#[tokio::test]
+async fn init_quotes_the_names_that_need_it() {
+    let dir = scratch_dir("init-quoting");
+    let file = format!("{dir}/shop.sqlite");
+    let db = steward_sql::Database::connect(&format!("sqlite://{file}?mode=rwc"))
+        .await
+        .unwrap();
+    db.execute_script(
+        "CREATE TABLE \"Order Lines\" (id INTEGER PRIMARY KEY, \"Product Name\" VARCHAR(80) NOT NULL, \
+         \"when\" TIMESTAMP NOT NULL, \"select\" INTEGER);
+         INSERT INTO \"Order Lines\" VALUES (1, 'Grinder', '2026-01-01 10:00:00', 1),
+             (2, 'O''Brien''s \"Best\" | ☕', '2026-03-01 10:00:00', 2),
+             (3, 'Kettle', '2026-02-01 10:00:00', NULL);",
+    )
+    .await
+    .unwrap();
+    db.close().await;
+    let config = format!("{dir}/steward.yaml");
+    let url = format!("sqlite://{file}");
+    ok(&["init", "--db", &url, "--output", &config], &[]);
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        yaml.contains(
+            "statement: 'SELECT id, \"Product Name\", \"when\", \"select\" FROM \"Order Lines\" \
+             WHERE \"Product Name\" = :product_name ORDER BY id'"
+        ),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("ORDER BY \"when\" DESC, id DESC LIMIT :limit'"),
+        "{yaml}"
+    );
+    ok(&["config", "check", "--config", &config], &[]);
+    let found = rows(
+        &config,
+        "order_lines_by_product_name",
+        r#"{"product_name": "O'Brien's \"Best\" | ☕"}"#,
+        &[],
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["id"], 2);
+    let recent = rows(&config, "recent_order_lines", r#"{"limit": 2}"#, &[]);
+    let ids: Vec<&Value> = recent.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [2, 3], "newest first");
+}
+
+/// On a server: the demo database in a fresh database, `init` with `init_url`, then the config checks and its
+/// tools return rows.
+fn init_on_a_server(demo_url: &str, init_url: &str, env: &[(&str, &str)]) -> (String, String) {
+    ok(&["demo", "--db", demo_url], &[]);
+    let dir = scratch_dir("init-server");
+    let config = format!("{dir}/steward.yaml");
+    let stdout = ok(&["init", "--db", init_url, "--output", &config], &[]);
+    let check = steward(&["config", "check", "--config", &config], env, "");
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    let example = printed_example(&stdout, "customers_by_name");
+    assert!(!rows(&config, "customers_by_name", &example, env).is_empty());
+    assert_eq!(
+        rows(&config, "recent_expenses", r#"{"limit": 4}"#, env).len(),
+        4
+    );
+    (stdout, std::fs::read_to_string(&config).unwrap())
+}
+
+#[test]
+fn init_keeps_a_password_out_of_the_file() {
+    if !postgres_up() {
+        return;
+    }
+    let name = fresh_name("steward_init");
+    let (url, _cleanup) = ServerDb::postgres(&name);
+    // Trust authentication ignores the password; it stands for a real one.
+    let with_password = url.replace("postgres@", "postgres:hunter2@");
+    let env = [("STEWARD_DB_URL", with_password.as_str())];
+    let (stdout, yaml) = init_on_a_server(&url, &with_password, &env);
+    assert!(!stdout.contains("hunter2"), "{stdout}");
+    assert!(!yaml.contains("hunter2"), "{yaml}");
+    assert!(yaml.contains(": '${STEWARD_DB_URL}'\n"), "{yaml}");
+    assert!(
+        stdout.contains("export STEWARD_DB_URL='postgres://postgres:***@127.0.0.1:5432/"),
+        "{stdout}"
+    );
+    // Without the variable the file says what is missing.
+    let dir = scratch_dir("init-env");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, &yaml).unwrap();
+    let out = steward(&["config", "check", "--config", &config], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the environment variable STEWARD_DB_URL is not set"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn init_on_mariadb_writes_tools_that_run_there() {
+    if !mariadb_up() {
+        return;
+    }
+    let name = fresh_name("steward_init");
+    let (url, _cleanup) = ServerDb::mariadb(&name);
+    let (_, yaml) = init_on_a_server(&url, &url, &[]);
+    // A URL without a password is written as given.
+    assert!(yaml.contains(&format!(": '{url}'\n")), "{yaml}");
+}
