@@ -27,6 +27,8 @@ pub(crate) enum ModeArg {
 /// Model and run settings.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct ModelArgs {
+    // This text is `--help`, where `<model>` is a placeholder, not an HTML tag.
+    #[allow(rustdoc::invalid_html_tags)]
     /// The model: openai:<model>, azure:<deployment>, anthropic:<model>, ollama:<model>,
     /// openai-compatible:<model>@<base-url> or replay:<file>. Without it, OPENAI_API_KEY, ANTHROPIC_API_KEY,
     /// Azure settings or a local Ollama are used.
