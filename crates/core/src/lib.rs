@@ -97,6 +97,11 @@ pub use validate::{ArgumentValidator, Rejection, RejectionKind, Violation, Viola
 /// Re-exported so that tool authors derive schemas with the same version.
 pub use schemars;
 
+/// The Rust blocks of the repository's README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 // Agents and runners are shared across tasks and threads (a server runs many runs at once): keep them so.
 const _: fn() = || {
     fn check<T: Send + Sync>() {}
