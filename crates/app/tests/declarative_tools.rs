@@ -134,7 +134,7 @@ async fn the_issue_example_works_as_written() {
     );
 
     let write = &tools["add_note_task"];
-    let a = write.spec().annotations;
+    let a = &write.spec().annotations;
     assert!(!a.read_only && !a.destructive && a.idempotent && !a.open_world);
     let out = call(write, "w1", json!({"title": "Call O'Brien"}))
         .await
@@ -474,7 +474,7 @@ async fn http_get_extracts_a_json_pointer_and_encodes_values() {
            parameters: {{id: {{type: string}}, q: {{type: string, required: false}}}}}}",
         server.uri()
     ));
-    let a = tool.spec().annotations;
+    let a = &tool.spec().annotations;
     assert!(a.read_only && a.open_world && !a.destructive);
     let out = call(&tool, "c", json!({"id": "a b/../c?&", "q": "x&y=z"}))
         .await
@@ -519,7 +519,7 @@ async fn http_headers_come_from_the_environment_and_stay_secret() {
     let tool = HttpTool::build_with_env("api", http_def(&yaml("tasks")), &env).unwrap();
     assert!(!format!("{tool:?}").contains("s3cret"));
     let tool: Arc<dyn Tool> = Arc::new(tool);
-    let a = tool.spec().annotations;
+    let a = &tool.spec().annotations;
     assert!(!a.read_only && a.open_world);
     let out = call(&tool, "c", json!({"title": "Write"})).await.unwrap();
     assert_eq!(out.content, r#"{"id":9}"#);
@@ -664,6 +664,6 @@ fn http_declarations_are_checked_at_load() {
         http_def("{description: d, url: 'https://x/y', method: DELETE}"),
     )
     .unwrap();
-    let a = tool.spec().annotations;
+    let a = &tool.spec().annotations;
     assert!(a.destructive && a.open_world && !a.read_only);
 }

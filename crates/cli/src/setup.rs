@@ -31,6 +31,8 @@ pub(crate) enum ModeArg {
 /// Model and run settings.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct ModelArgs {
+    // This text is `--help`, where `<model>` is a placeholder, not an HTML tag.
+    #[allow(rustdoc::invalid_html_tags)]
     /// The model for every agent: a name from the config's `models`, openai:<model>, azure:<deployment>,
     /// anthropic:<model>, ollama:<model>, openai-compatible:<model>@<base-url>, replay:<file>, or a bare model
     /// name (gpt-4o-mini, claude-sonnet-4-5, qwen2.5:7b) on the provider the environment configures. Without

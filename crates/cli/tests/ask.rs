@@ -136,7 +136,11 @@ fn no_model_configured_explains_how_to_configure_one() {
 
 #[test]
 fn a_bad_model_spec_is_a_usage_error() {
-    let out = steward(&["ask", "--model", "openai-compatible:llama3", "hello"], &[], "");
+    let out = steward(
+        &["ask", "--model", "openai-compatible:llama3", "hello"],
+        &[],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains(

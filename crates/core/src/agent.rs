@@ -1,8 +1,12 @@
 //! Agents: a name, instructions, tools and limits.
 
+use std::sync::Arc;
+
+use crate::error::Error;
 use crate::history::HistoryBudget;
 use crate::message::Message;
 use crate::run::{Limits, ModelSettings, Run};
+use crate::tool::Tool;
 use crate::toolbox::Toolbox;
 
 /// An agent: what it is told, which tools it may call and within which limits.
@@ -25,6 +29,42 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Starts building an agent named `name` (also its tool name when a router calls it).
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use steward_core::{Agent, Limits, ToolOutput, TypedTool};
+    ///
+    /// /// No arguments.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct NoArgs {}
+    ///
+    /// let ping = TypedTool::new("ping", "Answers pong.", |_ctx, _args: NoArgs| async {
+    ///     Ok(ToolOutput::text("pong"))
+    /// });
+    /// let agent = Agent::builder("helper")
+    ///     .description("Checks that things answer.")
+    ///     .instructions("You check that things answer.")
+    ///     .tool(ping)
+    ///     .limits(Limits { max_steps: 5, ..Limits::default() })
+    ///     .build()?;
+    /// assert_eq!(agent.tools.names().collect::<Vec<_>>(), ["ping"]);
+    /// # Ok::<(), steward_core::Error>(())
+    /// ```
+    pub fn builder(name: impl Into<String>) -> AgentBuilder {
+        AgentBuilder {
+            name: name.into(),
+            description: String::new(),
+            instructions: String::new(),
+            tools: Toolbox::new(),
+            problems: Vec::new(),
+            limits: Limits::default(),
+            history: HistoryBudget::default(),
+            settings: ModelSettings::default(),
+        }
+    }
+
     /// An agent with default limits and an unlimited history budget.
     pub fn new(name: impl Into<String>, instructions: impl Into<String>, tools: Toolbox) -> Self {
         Self {
@@ -76,5 +116,89 @@ impl Agent {
         messages.push(Message::user(input));
         Run::new(id, self.name.clone(), messages, self.limits, self.history)
             .with_settings(self.settings)
+    }
+}
+
+/// Builds an [`Agent`]; made by [`Agent::builder`].
+///
+/// A tool that cannot be added (an invalid or duplicate name, a schema that does not compile) does not stop
+/// the chain: every such problem is collected and [`AgentBuilder::build`] reports them all in one
+/// [`Error::InvalidAgent`].
+#[derive(Debug)]
+#[must_use = "an agent builder does nothing until `build` is called"]
+pub struct AgentBuilder {
+    name: String,
+    description: String,
+    instructions: String,
+    tools: Toolbox,
+    problems: Vec<Error>,
+    limits: Limits,
+    history: HistoryBudget,
+    settings: ModelSettings,
+}
+
+impl AgentBuilder {
+    /// The system instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = instructions.into();
+        self
+    }
+
+    /// What the agent is for, in one sentence (a router reads it to choose the agent).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(self, tool: impl Tool + 'static) -> Self {
+        self.shared_tools([Arc::new(tool) as Arc<dyn Tool>])
+    }
+
+    /// Adds tools that are already shared (for example [`crate::AgentTool`]s or a toolkit's tools).
+    pub fn shared_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        for tool in tools {
+            if let Err(problem) = self.tools.add(tool) {
+                self.problems.push(problem);
+            }
+        }
+        self
+    }
+
+    /// Step, token and time limits of each run.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How much history each model call is sent.
+    pub fn history(mut self, history: HistoryBudget) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// Temperature and reply length of each model call.
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The agent, or [`Error::InvalidAgent`] listing every tool that could not be added.
+    pub fn build(self) -> Result<Agent, Error> {
+        if !self.problems.is_empty() {
+            return Err(Error::InvalidAgent {
+                agent: self.name,
+                problems: self.problems,
+            });
+        }
+        Ok(Agent {
+            name: self.name,
+            description: self.description,
+            instructions: self.instructions,
+            tools: self.tools,
+            limits: self.limits,
+            history: self.history,
+            settings: self.settings,
+        })
     }
 }

@@ -14,6 +14,15 @@ pub enum Error {
     /// A tool name providers would reject.
     #[error("invalid tool name `{0}`: use 1 to 64 characters among letters, digits, `_` and `-`")]
     InvalidToolName(String),
+    /// An agent could not be built: every problem [`crate::AgentBuilder::build`] found, in the order the
+    /// tools were added.
+    #[error("the agent `{agent}` cannot be built: {}", numbered(problems))]
+    InvalidAgent {
+        /// The agent's name.
+        agent: String,
+        /// What is wrong (invalid or duplicate tool names, schemas that do not compile).
+        problems: Vec<Error>,
+    },
     /// An approval decision for a call that is not waiting for one.
     #[error("tool call `{0}` is not waiting for approval")]
     NotAwaitingApproval(String),
@@ -26,4 +35,17 @@ pub enum Error {
     /// A saved run or transcript could not be read or written.
     #[error("saved run: {0}")]
     Serde(#[from] serde_json::Error),
+}
+
+/// `1) first; 2) second`, or just the problem when there is one.
+fn numbered(problems: &[Error]) -> String {
+    match problems {
+        [one] => one.to_string(),
+        many => many
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{}) {p}", i + 1))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
 }

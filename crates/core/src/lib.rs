@@ -7,15 +7,15 @@
 //! (doc comments become descriptions); every call is validated against it *before* the tool runs, and every
 //! problem goes back to the model as an observation that names the field and says how to fix it.
 //! A [`Run`] is a state machine with no I/O; a [`Runner`] drives it with a [`Model`], an [`Agent`]'s tools
-//! and a [`Policy`], and reports [`Event`]s to an [`Observer`].
+//! and a [`Policy`], and reports [`Event`]s to an [`Observer`]. [`Runner::ask`] is the short way when only the
+//! answer matters.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use steward_core::{
-//!     Agent, ModelResponse, Outcome, RunStatus, Runner, ScriptedModel, ToolCall, ToolOutput, Toolbox,
-//!     TypedTool,
+//!     Agent, ModelResponse, Outcome, RunStatus, Runner, ScriptedModel, ToolCall, ToolOutput, TypedTool,
 //! };
 //!
 //! /// Arguments of `add`.
@@ -32,7 +32,7 @@
 //!     Ok(ToolOutput::text((args.a + args.b).to_string()))
 //! })
 //! .read_only();
-//! let agent = Agent::new("calc", "You add numbers.", Toolbox::new().with(add).unwrap());
+//! let agent = Agent::builder("calc").instructions("You add numbers.").tool(add).build()?;
 //! let model = ScriptedModel::new([
 //!     ModelResponse::tool_calls(vec![ToolCall::new("c1", "add", r#"{"a": 2, "b": 3}"#)]),
 //!     ModelResponse::text("2 + 3 = 5"),
@@ -41,7 +41,8 @@
 //! let (run, status) = runner.run("What is 2 + 3?").await;
 //! assert_eq!(status, RunStatus::Done(Outcome::Answered { answer: "2 + 3 = 5".into() }));
 //! assert_eq!(run.messages()[3].text(), Some("5")); // the tool's observation
-//! # });
+//! # Ok::<(), steward_core::Error>(())
+//! # }).unwrap();
 //! ```
 
 mod agent;
@@ -57,6 +58,7 @@ mod outcome;
 mod policy;
 pub mod redact;
 mod run;
+mod run_failed;
 mod runner;
 pub mod schema;
 mod scripted;
@@ -65,7 +67,7 @@ mod toolbox;
 mod typed;
 mod validate;
 
-pub use agent::Agent;
+pub use agent::{Agent, AgentBuilder};
 pub use agent_tool::{AgentRequest, AgentTool};
 pub use budget::{Principal, RunBudget};
 pub use error::Error;
@@ -83,6 +85,7 @@ pub use redact::redact_url;
 pub use run::{
     ApprovalRequest, FINAL_ANSWER, Invocation, Limits, ModelSettings, Run, Step, Verdict,
 };
+pub use run_failed::RunFailed;
 pub use runner::{RunStatus, Runner};
 pub use schema::{SchemaStyle, schema_for};
 pub use scripted::ScriptedModel;
@@ -93,3 +96,18 @@ pub use validate::{ArgumentValidator, Rejection, RejectionKind, Violation, Viola
 
 /// Re-exported so that tool authors derive schemas with the same version.
 pub use schemars;
+
+/// The Rust blocks of the repository's README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
+// Agents and runners are shared across tasks and threads (a server runs many runs at once): keep them so.
+const _: fn() = || {
+    fn check<T: Send + Sync>() {}
+    check::<Agent>();
+    check::<Runner>();
+    check::<Run>();
+    check::<Toolbox>();
+    check::<RunFailed>();
+};

@@ -29,7 +29,20 @@ pub enum ToolChoice {
 }
 
 /// One request to a model.
+///
+/// Made with [`ModelRequest::new`] and chained setters:
+///
+/// ```
+/// use steward_core::{Message, ModelRequest, ToolChoice};
+///
+/// let request = ModelRequest::new(vec![Message::user("Hello")], Vec::new().into())
+///     .tool_choice(ToolChoice::None)
+///     .temperature(0.2)
+///     .max_output_tokens(200);
+/// assert_eq!(request.temperature, Some(0.2));
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// The conversation, already trimmed to the history budget.
     pub messages: Vec<Message>,
@@ -83,6 +96,36 @@ impl ModelRequest {
             response_format: None,
             stop: Vec::new(),
         }
+    }
+
+    /// The same request with another tool choice.
+    pub fn tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = tool_choice;
+        self
+    }
+
+    /// The same request with an upper bound on the reply's tokens.
+    pub fn max_output_tokens(mut self, max_output_tokens: u32) -> Self {
+        self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// The same request with a sampling temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The same request with a constraint on the reply's text.
+    pub fn response_format(mut self, response_format: ResponseFormat) -> Self {
+        self.response_format = Some(response_format);
+        self
+    }
+
+    /// The same request with sequences at which the model stops writing.
+    pub fn stop(mut self, stop: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.stop = stop.into_iter().map(Into::into).collect();
+        self
     }
 }
 
@@ -187,7 +230,15 @@ impl ModelResponse {
 }
 
 /// What a model can do, so that agents can choose how to talk to it.
+///
+/// ```
+/// use steward_core::Capabilities;
+///
+/// let react = Capabilities::new().parallel_tool_calls(false);
+/// assert!(react.native_tools && !react.parallel_tool_calls);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// The model supports native tool calling.
     pub native_tools: bool,
@@ -197,6 +248,37 @@ pub struct Capabilities {
     pub json_schema_output: bool,
     /// The model can return several tool calls in one reply.
     pub parallel_tool_calls: bool,
+}
+
+impl Capabilities {
+    /// The defaults: native tool calling and parallel calls, no strict schemas, no JSON Schema output.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same capabilities, saying whether the model calls tools natively.
+    pub fn native_tools(mut self, native_tools: bool) -> Self {
+        self.native_tools = native_tools;
+        self
+    }
+
+    /// The same capabilities, saying whether the provider enforces tool schemas.
+    pub fn strict_schemas(mut self, strict_schemas: bool) -> Self {
+        self.strict_schemas = strict_schemas;
+        self
+    }
+
+    /// The same capabilities, saying whether replies can be constrained to a JSON schema.
+    pub fn json_schema_output(mut self, json_schema_output: bool) -> Self {
+        self.json_schema_output = json_schema_output;
+        self
+    }
+
+    /// The same capabilities, saying whether one reply may hold several tool calls.
+    pub fn parallel_tool_calls(mut self, parallel_tool_calls: bool) -> Self {
+        self.parallel_tool_calls = parallel_tool_calls;
+        self
+    }
 }
 
 impl Default for Capabilities {

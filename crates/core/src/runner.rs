@@ -20,6 +20,7 @@ use crate::model::{FailureCause, Model, ModelRequest, StreamDelta, ToolReplay};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Approval, Policy};
 use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
+use crate::run_failed::RunFailed;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 
 /// Where a run stands when the runner hands it back.
@@ -30,6 +31,16 @@ pub enum RunStatus {
     Done(Outcome),
     /// The run waits for these approvals; save it, decide, and drive it again (here or in another process).
     AwaitingApproval(Vec<ApprovalRequest>),
+}
+
+impl RunStatus {
+    /// The answer, when the run is over and ended with one.
+    pub fn answer(&self) -> Option<&str> {
+        match self {
+            Self::Done(outcome) => outcome.answer(),
+            Self::AwaitingApproval(_) => None,
+        }
+    }
 }
 
 /// Drives runs of one agent with one model.
@@ -105,6 +116,31 @@ impl Runner {
     /// The agent.
     pub fn agent(&self) -> &Agent {
         &self.agent
+    }
+
+    /// Asks one question and drives the run to its end: the answer, or why there is none.
+    ///
+    /// The run itself is dropped; use [`Runner::run`] to keep it (its transcript and usage) or to wait for
+    /// approvals. A call that needs approval ends `ask` with [`RunFailed::NeedsApproval`], without running.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use steward_core::{Agent, ModelResponse, Runner, ScriptedModel};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let agent = Agent::builder("greeter").instructions("You greet people.").build()?;
+    /// let model = ScriptedModel::new([ModelResponse::text("Hello, Ada!")]);
+    /// let runner = Runner::new(Arc::new(agent), Arc::new(model));
+    /// assert_eq!(runner.ask("I am Ada.").await?, "Hello, Ada!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn ask(&self, question: &str) -> Result<String, RunFailed> {
+        match self.run(question).await.1 {
+            RunStatus::Done(Outcome::Answered { answer }) => Ok(answer),
+            RunStatus::Done(outcome) => Err(RunFailed::Ended { outcome }),
+            RunStatus::AwaitingApproval(requests) => Err(RunFailed::NeedsApproval { requests }),
+        }
     }
 
     /// Starts a run for the user's input and drives it until it is done or waits for approval.

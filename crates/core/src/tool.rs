@@ -12,8 +12,22 @@ use crate::policy::{AnnotationPolicy, Policy};
 use crate::schema::{self, SchemaStyle};
 
 /// Hints about what a tool does, used by policies and UIs (the same vocabulary as MCP's tool annotations).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Built with chained setters, so that new hints can be added without breaking anyone:
+///
+/// ```
+/// use steward_core::ToolAnnotations;
+///
+/// let hints = ToolAnnotations::new().read_only(true).idempotent(true).title("Order lookup");
+/// assert!(hints.read_only && !hints.destructive);
+/// assert_eq!(hints.title.as_deref(), Some("Order lookup"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolAnnotations {
+    /// A human-readable name for UIs (MCP's `title`); the model calls the tool by its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// The tool only reads; calls to read-only tools in one response may run concurrently.
     #[serde(default)]
     pub read_only: bool,
@@ -30,6 +44,49 @@ pub struct ToolAnnotations {
     /// own data (MCP's `openWorldHint`).
     #[serde(default)]
     pub open_world: bool,
+}
+
+impl ToolAnnotations {
+    /// No hints: not read-only, not destructive, not idempotent, no approval, closed world, no title.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same hints with a human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The same hints, saying whether the tool only reads.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The same hints, saying whether the tool may destroy or overwrite data.
+    pub fn destructive(mut self, destructive: bool) -> Self {
+        self.destructive = destructive;
+        self
+    }
+
+    /// The same hints, saying whether a repeated call has the effect of one.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// The same hints, saying whether every call waits for a person's approval.
+    pub fn needs_approval(mut self, needs_approval: bool) -> Self {
+        self.needs_approval = needs_approval;
+        self
+    }
+
+    /// The same hints, saying whether the tool reaches outside systems.
+    pub fn open_world(mut self, open_world: bool) -> Self {
+        self.open_world = open_world;
+        self
+    }
 }
 
 /// Everything the model and the validator need to know about a tool.
@@ -59,6 +116,12 @@ impl ToolSpec {
             annotations: ToolAnnotations::default(),
             lenient: false,
         }
+    }
+
+    /// The same spec with these annotations.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
     }
 
     /// The argument schema as the model is shown it, in the given style.

@@ -51,7 +51,10 @@ impl Toolbox {
         if self.index.contains_key(&name) {
             return Err(Error::DuplicateTool(name));
         }
-        let validator = ArgumentValidator::new(&spec.parameters)?;
+        let validator = ArgumentValidator::new(&spec.parameters).map_err(|e| match e {
+            Error::InvalidSchema(why) => Error::InvalidSchema(format!("tool `{name}`: {why}")),
+            other => other,
+        })?;
         let mut specs: Vec<ToolSpec> = self.specs.iter().cloned().collect();
         specs.push(spec.clone());
         self.specs = specs.into();

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::schema::schema_for;
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// A tool written as a struct of arguments and an async function.
 ///
@@ -34,6 +34,9 @@ use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 /// .read_only();
 /// # let _ = greet;
 /// ```
+///
+/// A tool that needs something to work with (a database handle, a client) gets it as state with
+/// [`TypedTool::with_state`].
 pub struct TypedTool<A, F> {
     spec: ToolSpec,
     handler: F,
@@ -53,6 +56,18 @@ where
             handler,
             _args: PhantomData,
         }
+    }
+
+    /// The same tool with these annotations (replacing the ones set so far).
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.spec.annotations = annotations;
+        self
+    }
+
+    /// Gives the tool a human-readable title for UIs.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.spec.annotations.title = Some(title.into());
+        self
     }
 
     /// Marks the tool read-only (calls in one response may then run concurrently).
@@ -83,6 +98,60 @@ where
     pub fn lenient(mut self) -> Self {
         self.spec.lenient = true;
         self
+    }
+}
+
+impl<A> TypedTool<A, ()>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+{
+    /// A tool named `name` whose `handler` is given `state` with every call, beside the call's context and
+    /// its deserialised arguments.
+    ///
+    /// The state is cloned for each call: give a handle that is cheap to clone (an `Arc`, a pool). The
+    /// handler owns its clone, so its future may hold it across `.await`s. The context says which call this
+    /// is, including the tool's name (`ctx.tool`), so one handler can serve several tools.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use steward_core::{ToolOutput, TypedTool};
+    ///
+    /// /// Arguments of `count`.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Count {
+    ///     /// How much to add.
+    ///     by: u64,
+    /// }
+    ///
+    /// let counter = Arc::new(AtomicU64::new(0));
+    /// let count = TypedTool::with_state(
+    ///     "count",
+    ///     "Adds to the counter.",
+    ///     counter,
+    ///     |counter, ctx, args: Count| async move {
+    ///         let now = counter.fetch_add(args.by, Ordering::SeqCst) + args.by;
+    ///         Ok(ToolOutput::text(format!("{}: {now}", ctx.tool)))
+    ///     },
+    /// );
+    /// # let _ = count;
+    /// ```
+    pub fn with_state<S, H, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        state: S,
+        handler: H,
+    ) -> TypedTool<A, impl Fn(ToolContext, A) -> Fut + Send + Sync>
+    where
+        S: Clone + Send + Sync + 'static,
+        H: Fn(S, ToolContext, A) -> Fut + Send + Sync,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send,
+    {
+        TypedTool::new(name, description, move |ctx: ToolContext, args: A| {
+            handler(state.clone(), ctx, args)
+        })
     }
 }
 

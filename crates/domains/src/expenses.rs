@@ -196,45 +196,43 @@ async fn category_id(
 
 /// `add_expense`.
 pub fn add_expense(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "add_expense",
         "Records one expense. Give two of net_amount, gross_amount and tax_rate: the third is computed. \
          The description and the date are required; ask the user when they did not say.",
-        move |ctx, args: AddExpense| {
-            let store = store.clone();
-            async move {
-                let key = CallKey::new(&ctx, "add_expense", &args)?;
-                let spent_on = parse_day(&args.date, store.today()).map_err(ToolError::new)?;
-                let a = amounts(args.net_amount.as_ref(), args.gross_amount.as_ref(), args.tax_rate.as_ref())?;
-                let mut tx = match store.begin(&key).await? {
-                    Begun::Replay(output) => return Ok(output),
-                    Begun::Fresh(tx) => tx,
-                };
-                let (category, category_name) = category_id(&mut tx, args.category.as_deref()).await?;
-                let now = Param::Timestamp(store.clock.now().0.naive_local());
-                let description = args.description.trim();
-                let id = tx
-                    .insert(
-                        "INSERT INTO expenses (description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at) \
-                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        &[Param::Text(description.to_owned()), Param::Int(category), Param::Decimal(a.net.clone()), Param::Decimal(a.rate.clone()),
-                          Param::Decimal(a.tax.clone()), Param::Decimal(a.gross.clone()), Param::Date(spent_on), now],
-                    )
-                    .await
-                    .map_err(unavailable)?;
-                let content = format!(
-                    "Recorded expense #{id}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",
-                    amount_text(&a.net),
-                    a.percent(),
-                    amount_text(&a.tax),
-                    amount_text(&a.gross)
-                );
-                let data = json!({"id": id, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
-                                  "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
-                                  "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
-                let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
-                store.finish(tx, &key, &format!("add expense #{id}"), output).await
-            }
+        store,
+        |store, ctx, args: AddExpense| async move {
+            let key = CallKey::new(&ctx, "add_expense", &args)?;
+            let spent_on = parse_day(&args.date, store.today()).map_err(ToolError::new)?;
+            let a = amounts(args.net_amount.as_ref(), args.gross_amount.as_ref(), args.tax_rate.as_ref())?;
+            let mut tx = match store.begin(&key).await? {
+                Begun::Replay(output) => return Ok(output),
+                Begun::Fresh(tx) => tx,
+            };
+            let (category, category_name) = category_id(&mut tx, args.category.as_deref()).await?;
+            let now = Param::Timestamp(store.clock.now().0.naive_local());
+            let description = args.description.trim();
+            let id = tx
+                .insert(
+                    "INSERT INTO expenses (description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    &[Param::Text(description.to_owned()), Param::Int(category), Param::Decimal(a.net.clone()), Param::Decimal(a.rate.clone()),
+                      Param::Decimal(a.tax.clone()), Param::Decimal(a.gross.clone()), Param::Date(spent_on), now],
+                )
+                .await
+                .map_err(unavailable)?;
+            let content = format!(
+                "Recorded expense #{id}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",
+                amount_text(&a.net),
+                a.percent(),
+                amount_text(&a.tax),
+                amount_text(&a.gross)
+            );
+            let data = json!({"id": id, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
+                              "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
+                              "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
+            let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
+            store.finish(tx, &key, &format!("add expense #{id}"), output).await
         },
     )
     .lenient()
@@ -287,42 +285,40 @@ fn filters(
 
 /// `list_expenses`.
 pub fn list_expenses(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "list_expenses",
         "Lists expenses, newest first, optionally within dates, in one category or matching a text.",
-        move |_ctx, args: ListExpenses| {
-            let store = store.clone();
-            async move {
-                let (mut clause, mut params) = filters(&store, args.from.as_deref(), args.to.as_deref(), args.category.as_deref())?;
-                if let Some(search) = args.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-                    clause.push_str(" AND LOWER(e.description) LIKE ?");
-                    params.push(Param::Text(format!("%{}%", search.to_lowercase())));
-                }
-                let limit = args.limit.unwrap_or(20).clamp(1, 50);
-                let sql = format!(
-                    "SELECT e.id, e.spent_on, e.description, c.name AS category, e.net_amount, e.tax_rate, e.gross_amount \
-                     FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause} \
-                     ORDER BY e.spent_on DESC, e.id DESC LIMIT {limit}"
-                );
-                let result = store.read(&sql, &params).await?;
-                if result.rows.is_empty() {
-                    return Ok(ToolOutput::text("No expenses match."));
-                }
-                let mut lines = Vec::with_capacity(result.rows.len());
-                for r in cells::rows(&result) {
-                    lines.push(format!(
-                        "#{} {} {} ({}): net {}, gross {}",
-                        r.int(0)?,
-                        r.day(1)?,
-                        r.text(2)?,
-                        r.text(3)?,
-                        amount_text(&r.amount(4)?),
-                        amount_text(&r.amount(6)?)
-                    ));
-                }
-                let kinds = [("id", Kind::Int), ("net_amount", Kind::Amount), ("tax_rate", Kind::Rate), ("gross_amount", Kind::Amount)];
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, &kinds)? }))
+        store,
+        |store, _ctx, args: ListExpenses| async move {
+            let (mut clause, mut params) = filters(&store, args.from.as_deref(), args.to.as_deref(), args.category.as_deref())?;
+            if let Some(search) = args.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+                clause.push_str(" AND LOWER(e.description) LIKE ?");
+                params.push(Param::Text(format!("%{}%", search.to_lowercase())));
             }
+            let limit = args.limit.unwrap_or(20).clamp(1, 50);
+            let sql = format!(
+                "SELECT e.id, e.spent_on, e.description, c.name AS category, e.net_amount, e.tax_rate, e.gross_amount \
+                 FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause} \
+                 ORDER BY e.spent_on DESC, e.id DESC LIMIT {limit}"
+            );
+            let result = store.read(&sql, &params).await?;
+            if result.rows.is_empty() {
+                return Ok(ToolOutput::text("No expenses match."));
+            }
+            let mut lines = Vec::with_capacity(result.rows.len());
+            for r in cells::rows(&result) {
+                lines.push(format!(
+                    "#{} {} {} ({}): net {}, gross {}",
+                    r.int(0)?,
+                    r.day(1)?,
+                    r.text(2)?,
+                    r.text(3)?,
+                    amount_text(&r.amount(4)?),
+                    amount_text(&r.amount(6)?)
+                ));
+            }
+            let kinds = [("id", Kind::Int), ("net_amount", Kind::Amount), ("tax_rate", Kind::Rate), ("gross_amount", Kind::Amount)];
+            Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, &kinds)? }))
         },
     )
     .read_only()
@@ -358,80 +354,78 @@ pub struct ExpenseSummary {
 
 /// `expense_summary`.
 pub fn expense_summary(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "expense_summary",
         "Totals of expenses (net, tax, gross and count) over a date range, by category and/or month.",
-        move |_ctx, args: ExpenseSummary| {
-            let store = store.clone();
-            async move {
-                let (clause, params) = filters(&store, Some(&args.from), Some(&args.to), args.category.as_deref())?;
-                let month = match store.db.dialect() {
-                    steward_sql::Dialect::Postgres => "TO_CHAR(e.spent_on, 'YYYY-MM')",
-                    steward_sql::Dialect::Mysql => "DATE_FORMAT(e.spent_on, '%Y-%m')",
-                    _ => "strftime('%Y-%m', e.spent_on)",
-                };
-                let group = args.group_by.unwrap_or(GroupBy::Category);
-                let keys = match group {
-                    GroupBy::Category => vec!["c.name".to_owned()],
-                    GroupBy::Month => vec![month.to_owned()],
-                    GroupBy::CategoryMonth => vec![month.to_owned(), "c.name".to_owned()],
-                    GroupBy::None => vec![],
-                };
-                let dialect = store.db.dialect();
-                let select_keys = keys.iter().enumerate().map(|(i, k)| format!("{k} AS k{i}, ")).collect::<String>();
-                let group_sql = if keys.is_empty() { String::new() } else { format!(" GROUP BY {} ORDER BY {}", keys.join(", "), keys.join(", ")) };
-                let sql = format!(
-                    "SELECT {select_keys}COUNT(*) AS expenses, {} AS net, {} AS tax, {} AS gross \
-                     FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause}{group_sql}",
-                    amount_sum(dialect, "e.net_amount"),
-                    amount_sum(dialect, "e.tax_amount"),
-                    amount_sum(dialect, "e.gross_amount")
-                );
-                let result = store.read(&sql, &params).await?;
-                let names: &[&str] = match group {
-                    GroupBy::Category => &["category"],
-                    GroupBy::Month => &["month"],
-                    GroupBy::CategoryMonth => &["month", "category"],
-                    GroupBy::None => &[],
-                };
-                let n = keys.len();
-                let mut lines = Vec::new();
-                let mut groups = Vec::new();
-                let zero = || BigDecimal::new(0.into(), AMOUNT_SCALE);
-                let (mut count, mut net, mut tax, mut gross) = (0i64, zero(), zero(), zero());
-                for r in cells::rows(&result) {
-                    let mut labels = Vec::with_capacity(n);
-                    for i in 0..n {
-                        labels.push(r.text(i)?);
-                    }
-                    let (c, nt, tx, gr) = (r.int(n)?, r.amount_sum(n + 1, dialect)?, r.amount_sum(n + 2, dialect)?, r.amount_sum(n + 3, dialect)?);
-                    count += c;
-                    net += &nt;
-                    tax += &tx;
-                    gross += &gr;
-                    if n > 0 {
-                        let (nt, tx, gr) = (amount_text(&nt), amount_text(&tx), amount_text(&gr));
-                        lines.push(format!("{}: {c} expenses, net {nt}, tax {tx}, gross {gr}", labels.join(" ")));
-                        let mut group: serde_json::Map<String, Value> =
-                            names.iter().zip(labels).map(|(k, v)| ((*k).to_owned(), Value::String(v))).collect();
-                        group.insert("count".into(), json!(c));
-                        group.insert("net".into(), json!(nt));
-                        group.insert("tax".into(), json!(tx));
-                        group.insert("gross".into(), json!(gr));
-                        groups.push(Value::Object(group));
-                    }
+        store,
+        |store, _ctx, args: ExpenseSummary| async move {
+            let (clause, params) = filters(&store, Some(&args.from), Some(&args.to), args.category.as_deref())?;
+            let month = match store.db.dialect() {
+                steward_sql::Dialect::Postgres => "TO_CHAR(e.spent_on, 'YYYY-MM')",
+                steward_sql::Dialect::Mysql => "DATE_FORMAT(e.spent_on, '%Y-%m')",
+                _ => "strftime('%Y-%m', e.spent_on)",
+            };
+            let group = args.group_by.unwrap_or(GroupBy::Category);
+            let keys = match group {
+                GroupBy::Category => vec!["c.name".to_owned()],
+                GroupBy::Month => vec![month.to_owned()],
+                GroupBy::CategoryMonth => vec![month.to_owned(), "c.name".to_owned()],
+                GroupBy::None => vec![],
+            };
+            let dialect = store.db.dialect();
+            let select_keys = keys.iter().enumerate().map(|(i, k)| format!("{k} AS k{i}, ")).collect::<String>();
+            let group_sql = if keys.is_empty() { String::new() } else { format!(" GROUP BY {} ORDER BY {}", keys.join(", "), keys.join(", ")) };
+            let sql = format!(
+                "SELECT {select_keys}COUNT(*) AS expenses, {} AS net, {} AS tax, {} AS gross \
+                 FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause}{group_sql}",
+                amount_sum(dialect, "e.net_amount"),
+                amount_sum(dialect, "e.tax_amount"),
+                amount_sum(dialect, "e.gross_amount")
+            );
+            let result = store.read(&sql, &params).await?;
+            let names: &[&str] = match group {
+                GroupBy::Category => &["category"],
+                GroupBy::Month => &["month"],
+                GroupBy::CategoryMonth => &["month", "category"],
+                GroupBy::None => &[],
+            };
+            let n = keys.len();
+            let mut lines = Vec::new();
+            let mut groups = Vec::new();
+            let zero = || BigDecimal::new(0.into(), AMOUNT_SCALE);
+            let (mut count, mut net, mut tax, mut gross) = (0i64, zero(), zero(), zero());
+            for r in cells::rows(&result) {
+                let mut labels = Vec::with_capacity(n);
+                for i in 0..n {
+                    labels.push(r.text(i)?);
                 }
-                let scope = args.category.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
-                let (net, tax, gross) = (amount_text(&net), amount_text(&tax), amount_text(&gross));
-                lines.push(format!(
-                    "Total{scope} from {} to {}: {count} expenses, net {net}, tax {tax}, gross {gross}.",
-                    args.from, args.to
-                ));
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
-                    value: json!({"count": count, "net": net, "tax": tax,
-                                  "gross": gross, "groups": groups}),
-                }))
+                let (c, nt, tx, gr) = (r.int(n)?, r.amount_sum(n + 1, dialect)?, r.amount_sum(n + 2, dialect)?, r.amount_sum(n + 3, dialect)?);
+                count += c;
+                net += &nt;
+                tax += &tx;
+                gross += &gr;
+                if n > 0 {
+                    let (nt, tx, gr) = (amount_text(&nt), amount_text(&tx), amount_text(&gr));
+                    lines.push(format!("{}: {c} expenses, net {nt}, tax {tx}, gross {gr}", labels.join(" ")));
+                    let mut group: serde_json::Map<String, Value> =
+                        names.iter().zip(labels).map(|(k, v)| ((*k).to_owned(), Value::String(v))).collect();
+                    group.insert("count".into(), json!(c));
+                    group.insert("net".into(), json!(nt));
+                    group.insert("tax".into(), json!(tx));
+                    group.insert("gross".into(), json!(gr));
+                    groups.push(Value::Object(group));
+                }
             }
+            let scope = args.category.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+            let (net, tax, gross) = (amount_text(&net), amount_text(&tax), amount_text(&gross));
+            lines.push(format!(
+                "Total{scope} from {} to {}: {count} expenses, net {net}, tax {tax}, gross {gross}.",
+                args.from, args.to
+            ));
+            Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
+                value: json!({"count": count, "net": net, "tax": tax,
+                              "gross": gross, "groups": groups}),
+            }))
         },
     )
     .read_only()

@@ -30,22 +30,20 @@ fn task_lines(result: &QueryResult) -> Result<Vec<String>, CellError> {
 
 /// `get_inbox_tasks`.
 pub fn get_inbox_tasks(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "get_inbox_tasks",
         "Lists the open tasks in the inbox (tasks that belong to no project yet), with their ids.",
-        move |_ctx, _args: NoArguments| {
-            let store = store.clone();
-            async move {
-                let result = store
-                    .read("SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
-                    .await?;
-                if result.rows.is_empty() {
-                    return Ok(ToolOutput::text("The inbox is empty."));
-                }
-                let mut lines = vec![format!("{} tasks in the inbox:", result.rows.len())];
-                lines.extend(task_lines(&result)?);
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
+        store,
+        |store, _ctx, _args: NoArguments| async move {
+            let result = store
+                .read("SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
+                .await?;
+            if result.rows.is_empty() {
+                return Ok(ToolOutput::text("The inbox is empty."));
             }
+            let mut lines = vec![format!("{} tasks in the inbox:", result.rows.len())];
+            lines.extend(task_lines(&result)?);
+            Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
         },
     )
     .read_only()
@@ -53,43 +51,41 @@ pub fn get_inbox_tasks(store: Store) -> impl Tool {
 
 /// `get_projects`.
 pub fn get_projects(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "get_projects",
         "Lists the projects with their ids, descriptions and numbers of open tasks.",
-        move |_ctx, _args: NoArguments| {
-            let store = store.clone();
-            async move {
-                let result = store
-                    .read(
-                        "SELECT p.id, p.name, p.description, COUNT(t.id) AS open_tasks FROM projects p \
-                         LEFT JOIN tasks t ON t.project_id = p.id AND t.status = 'OPEN' \
-                         GROUP BY p.id, p.name, p.description ORDER BY p.id",
-                        &[],
-                    )
-                    .await?;
-                if result.rows.is_empty() {
-                    return Ok(ToolOutput::text("There are no projects yet."));
-                }
-                let mut lines = Vec::with_capacity(result.rows.len());
-                for r in cells::rows(&result) {
-                    let description = r
-                        .opt_text(2)?
-                        .map(|d| format!(" — {d}"))
-                        .unwrap_or_default();
-                    lines.push(format!(
-                        "#{} {}{description} ({} open tasks)",
-                        r.int(0)?,
-                        r.text(1)?,
-                        r.int(3)?
-                    ));
-                }
-                let kinds = [("id", Kind::Int), ("open_tasks", Kind::Int)];
-                Ok(
-                    ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
-                        value: objects(&result, &kinds)?,
-                    }),
+        store,
+        |store, _ctx, _args: NoArguments| async move {
+            let result = store
+                .read(
+                    "SELECT p.id, p.name, p.description, COUNT(t.id) AS open_tasks FROM projects p \
+                     LEFT JOIN tasks t ON t.project_id = p.id AND t.status = 'OPEN' \
+                     GROUP BY p.id, p.name, p.description ORDER BY p.id",
+                    &[],
                 )
+                .await?;
+            if result.rows.is_empty() {
+                return Ok(ToolOutput::text("There are no projects yet."));
             }
+            let mut lines = Vec::with_capacity(result.rows.len());
+            for r in cells::rows(&result) {
+                let description = r
+                    .opt_text(2)?
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "#{} {}{description} ({} open tasks)",
+                    r.int(0)?,
+                    r.text(1)?,
+                    r.int(3)?
+                ));
+            }
+            let kinds = [("id", Kind::Int), ("open_tasks", Kind::Int)];
+            Ok(
+                ToolOutput::text(lines.join("\n")).with_data(ToolData::Json {
+                    value: objects(&result, &kinds)?,
+                }),
+            )
         },
     )
     .read_only()
@@ -107,24 +103,22 @@ pub struct GetTasks {
 
 /// `get_tasks`.
 pub fn get_tasks(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "get_tasks",
         "Lists the tasks of one project, with their ids.",
-        move |_ctx, args: GetTasks| {
-            let store = store.clone();
-            async move {
-                let project = store.read("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
-                let Some(name) = first(&project).map(|r| r.text(0)).transpose()? else {
-                    return Err(ToolError::new(format!("There is no project with id {}. Call get_projects to see the valid ids.", args.project_id)));
-                };
-                let done = if args.include_done.unwrap_or(false) { "" } else { " AND status = 'OPEN'" };
-                let result = store
-                    .read(&format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
-                    .await?;
-                let mut lines = vec![format!("Project #{} {name}: {} tasks", args.project_id, result.rows.len())];
-                lines.extend(task_lines(&result)?);
-                Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
-            }
+        store,
+        |store, _ctx, args: GetTasks| async move {
+            let project = store.read("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
+            let Some(name) = first(&project).map(|r| r.text(0)).transpose()? else {
+                return Err(ToolError::new(format!("There is no project with id {}. Call get_projects to see the valid ids.", args.project_id)));
+            };
+            let done = if args.include_done.unwrap_or(false) { "" } else { " AND status = 'OPEN'" };
+            let result = store
+                .read(&format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
+                .await?;
+            let mut lines = vec![format!("Project #{} {name}: {} tasks", args.project_id, result.rows.len())];
+            lines.extend(task_lines(&result)?);
+            Ok(ToolOutput::text(lines.join("\n")).with_data(ToolData::Json { value: objects(&result, TASK_KINDS)? }))
         },
     )
     .read_only()
@@ -143,41 +137,39 @@ pub struct CreateProject {
 
 /// `create_project`.
 pub fn create_project(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "create_project",
         "Creates a project. A name that already exists is refused with that project's id, which you can use instead.",
-        move |ctx, args: CreateProject| {
-            let store = store.clone();
-            async move {
-                let key = CallKey::new(&ctx, "create_project", &args)?;
-                let name = args.name.trim().to_owned();
-                let mut tx = match store.begin(&key).await? {
-                    Begun::Replay(output) => return Ok(output),
-                    Begun::Fresh(tx) => tx,
-                };
-                let existing = tx
-                    .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
-                    .await
-                    .map_err(unavailable)?;
-                if let Some(r) = first(&existing) {
-                    let id = r.int(0)?;
-                    return Err(ToolError::new(format!(
-                        "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
-                        r.text(1)?
-                    )));
-                }
-                let now = Param::Timestamp(store.clock.now().0.naive_local());
-                let id = tx
-                    .insert(
-                        "INSERT INTO projects (name, description, created_at) VALUES (?, ?, ?)",
-                        &[Param::Text(name.clone()), args.description.clone().map_or(Param::Null, Param::Text), now],
-                    )
-                    .await
-                    .map_err(unavailable)?;
-                let output = ToolOutput::text(format!("Created project #{id} {name}."))
-                    .with_data(ToolData::Json { value: json!({"id": id, "name": name}) });
-                store.finish(tx, &key, &format!("create project #{id} {name}"), output).await
+        store,
+        |store, ctx, args: CreateProject| async move {
+            let key = CallKey::new(&ctx, "create_project", &args)?;
+            let name = args.name.trim().to_owned();
+            let mut tx = match store.begin(&key).await? {
+                Begun::Replay(output) => return Ok(output),
+                Begun::Fresh(tx) => tx,
+            };
+            let existing = tx
+                .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
+                .await
+                .map_err(unavailable)?;
+            if let Some(r) = first(&existing) {
+                let id = r.int(0)?;
+                return Err(ToolError::new(format!(
+                    "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
+                    r.text(1)?
+                )));
             }
+            let now = Param::Timestamp(store.clock.now().0.naive_local());
+            let id = tx
+                .insert(
+                    "INSERT INTO projects (name, description, created_at) VALUES (?, ?, ?)",
+                    &[Param::Text(name.clone()), args.description.clone().map_or(Param::Null, Param::Text), now],
+                )
+                .await
+                .map_err(unavailable)?;
+            let output = ToolOutput::text(format!("Created project #{id} {name}."))
+                .with_data(ToolData::Json { value: json!({"id": id, "name": name}) });
+            store.finish(tx, &key, &format!("create project #{id} {name}"), output).await
         },
     )
     .idempotent()
@@ -195,38 +187,36 @@ pub struct MoveTask {
 
 /// `move_task`.
 pub fn move_task(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "move_task",
         "Moves a task into a project (out of the inbox or from another project).",
-        move |ctx, args: MoveTask| {
-            let store = store.clone();
-            async move {
-                let key = CallKey::new(&ctx, "move_task", &args)?;
-                let mut tx = match store.begin(&key).await? {
-                    Begun::Replay(output) => return Ok(output),
-                    Begun::Fresh(tx) => tx,
-                };
-                let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-                let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
-                    return Err(ToolError::new(format!(
-                        "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
-                        args.task_id
-                    )));
-                };
-                let project = tx.fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await.map_err(unavailable)?;
-                let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
-                    return Err(ToolError::new(format!(
-                        "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
-                        args.project_id
-                    )));
-                };
-                tx.execute("UPDATE tasks SET project_id = ? WHERE id = ?", &[Param::Int(args.project_id), Param::Int(args.task_id)])
-                    .await
-                    .map_err(unavailable)?;
-                let output = ToolOutput::text(format!("Moved task #{} \"{title}\" to project #{} {project}.", args.task_id, args.project_id))
-                    .with_data(ToolData::Json { value: json!({"task_id": args.task_id, "project_id": args.project_id}) });
-                store.finish(tx, &key, &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
-            }
+        store,
+        |store, ctx, args: MoveTask| async move {
+            let key = CallKey::new(&ctx, "move_task", &args)?;
+            let mut tx = match store.begin(&key).await? {
+                Begun::Replay(output) => return Ok(output),
+                Begun::Fresh(tx) => tx,
+            };
+            let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
+            let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
+                return Err(ToolError::new(format!(
+                    "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
+                    args.task_id
+                )));
+            };
+            let project = tx.fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await.map_err(unavailable)?;
+            let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
+                return Err(ToolError::new(format!(
+                    "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
+                    args.project_id
+                )));
+            };
+            tx.execute("UPDATE tasks SET project_id = ? WHERE id = ?", &[Param::Int(args.project_id), Param::Int(args.task_id)])
+                .await
+                .map_err(unavailable)?;
+            let output = ToolOutput::text(format!("Moved task #{} \"{title}\" to project #{} {project}.", args.task_id, args.project_id))
+                .with_data(ToolData::Json { value: json!({"task_id": args.task_id, "project_id": args.project_id}) });
+            store.finish(tx, &key, &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
         },
     )
     .idempotent()
@@ -249,54 +239,57 @@ pub struct AddTask {
 
 /// `add_task`.
 pub fn add_task(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "add_task",
         "Adds a task, to a project or (without project_id) to the inbox.",
-        move |ctx, args: AddTask| {
-            let store = store.clone();
-            async move {
-                let key = CallKey::new(&ctx, "add_task", &args)?;
-                let due = match &args.due_date {
-                    Some(d) => Param::Date(
-                        crate::common::parse_day(d, store.today()).map_err(ToolError::new)?,
-                    ),
-                    None => Param::NullDate,
-                };
-                let mut tx = match store.begin(&key).await? {
-                    Begun::Replay(output) => return Ok(output),
-                    Begun::Fresh(tx) => tx,
-                };
-                if let Some(project) = args.project_id {
-                    let found = tx
-                        .fetch(
-                            "SELECT id FROM projects WHERE id = ?",
-                            &[Param::Int(project)],
-                        )
-                        .await
-                        .map_err(unavailable)?;
-                    if found.rows.is_empty() {
-                        return Err(ToolError::new(format!(
-                            "There is no project with id {project}. Call get_projects to see the valid ids."
-                        )));
-                    }
+        store,
+        |store, ctx, args: AddTask| async move {
+            let key = CallKey::new(&ctx, "add_task", &args)?;
+            let due = match &args.due_date {
+                Some(d) => {
+                    Param::Date(crate::common::parse_day(d, store.today()).map_err(ToolError::new)?)
                 }
-                let now = Param::Timestamp(store.clock.now().0.naive_local());
-                let id = tx
-                    .insert(
-                        "INSERT INTO tasks (title, notes, project_id, status, due_date, created_at) VALUES (?, ?, ?, 'OPEN', ?, ?)",
-                        &[Param::Text(args.title.trim().to_owned()), args.notes.clone().map_or(Param::Null, Param::Text), args.project_id.map_or(Param::NullInt, Param::Int), due, now],
+                None => Param::NullDate,
+            };
+            let mut tx = match store.begin(&key).await? {
+                Begun::Replay(output) => return Ok(output),
+                Begun::Fresh(tx) => tx,
+            };
+            if let Some(project) = args.project_id {
+                let found = tx
+                    .fetch(
+                        "SELECT id FROM projects WHERE id = ?",
+                        &[Param::Int(project)],
                     )
                     .await
                     .map_err(unavailable)?;
-                let place = args
-                    .project_id
-                    .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
-                let output = ToolOutput::text(format!("Added task #{id} \"{}\" to {place}.", args.title.trim()))
-                    .with_data(ToolData::Json { value: json!({"id": id, "title": args.title.trim(), "project_id": args.project_id}) });
-                store
-                    .finish(tx, &key, &format!("add task #{id}"), output)
-                    .await
+                if found.rows.is_empty() {
+                    return Err(ToolError::new(format!(
+                        "There is no project with id {project}. Call get_projects to see the valid ids."
+                    )));
+                }
             }
+            let now = Param::Timestamp(store.clock.now().0.naive_local());
+            let id = tx
+                .insert(
+                    "INSERT INTO tasks (title, notes, project_id, status, due_date, created_at) VALUES (?, ?, ?, 'OPEN', ?, ?)",
+                    &[Param::Text(args.title.trim().to_owned()), args.notes.clone().map_or(Param::Null, Param::Text), args.project_id.map_or(Param::NullInt, Param::Int), due, now],
+                )
+                .await
+                .map_err(unavailable)?;
+            let place = args
+                .project_id
+                .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
+            let output = ToolOutput::text(format!(
+                "Added task #{id} \"{}\" to {place}.",
+                args.title.trim()
+            ))
+            .with_data(ToolData::Json {
+                value: json!({"id": id, "title": args.title.trim(), "project_id": args.project_id}),
+            });
+            store
+                .finish(tx, &key, &format!("add task #{id}"), output)
+                .await
         },
     )
 }
@@ -311,36 +304,34 @@ pub struct CompleteTask {
 
 /// `complete_task`.
 pub fn complete_task(store: Store) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "complete_task",
         "Marks a task as done.",
-        move |ctx, args: CompleteTask| {
-            let store = store.clone();
-            async move {
-                let key = CallKey::new(&ctx, "complete_task", &args)?;
-                let mut tx = match store.begin(&key).await? {
-                    Begun::Replay(output) => return Ok(output),
-                    Begun::Fresh(tx) => tx,
-                };
-                let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-                let Some(row) = first(&task) else {
-                    return Err(ToolError::new(format!(
-                        "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
-                        args.task_id
-                    )));
-                };
-                let title = row.text(0)?;
-                if row.text(1)? == "DONE" {
-                    return Ok(ToolOutput::text(format!("Task #{} \"{title}\" was already done.", args.task_id)));
-                }
-                let now = Param::Timestamp(store.clock.now().0.naive_local());
-                tx.execute("UPDATE tasks SET status = 'DONE', completed_at = ? WHERE id = ?", &[now, Param::Int(args.task_id)])
-                    .await
-                    .map_err(unavailable)?;
-                let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
-                    .with_data(ToolData::Json { value: json!({"task_id": args.task_id}) });
-                store.finish(tx, &key, &format!("complete task #{}", args.task_id), output).await
+        store,
+        |store, ctx, args: CompleteTask| async move {
+            let key = CallKey::new(&ctx, "complete_task", &args)?;
+            let mut tx = match store.begin(&key).await? {
+                Begun::Replay(output) => return Ok(output),
+                Begun::Fresh(tx) => tx,
+            };
+            let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
+            let Some(row) = first(&task) else {
+                return Err(ToolError::new(format!(
+                    "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
+                    args.task_id
+                )));
+            };
+            let title = row.text(0)?;
+            if row.text(1)? == "DONE" {
+                return Ok(ToolOutput::text(format!("Task #{} \"{title}\" was already done.", args.task_id)));
             }
+            let now = Param::Timestamp(store.clock.now().0.naive_local());
+            tx.execute("UPDATE tasks SET status = 'DONE', completed_at = ? WHERE id = ?", &[now, Param::Int(args.task_id)])
+                .await
+                .map_err(unavailable)?;
+            let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
+                .with_data(ToolData::Json { value: json!({"task_id": args.task_id}) });
+            store.finish(tx, &key, &format!("complete task #{}", args.task_id), output).await
         },
     )
     .idempotent()

@@ -113,12 +113,11 @@ impl Model for AnthropicModel {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            native_tools: true,
-            strict_schemas: false,
-            json_schema_output: false,
-            parallel_tool_calls: true,
-        }
+        Capabilities::new()
+            .native_tools(true)
+            .strict_schemas(false)
+            .json_schema_output(false)
+            .parallel_tool_calls(true)
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

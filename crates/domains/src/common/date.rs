@@ -51,27 +51,25 @@ pub struct NoArguments {}
 
 /// The `current_date` tool.
 pub fn current_date(clock: Clock) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "current_date",
         "Today's date (YYYY-MM-DD), weekday, local time and time zone. Call it whenever a date is needed: \
          'today', 'yesterday', 'last month', or a date the user did not give.",
-        move |_ctx, _args: NoArguments| {
-            let clock = clock.clone();
-            async move {
-                let (now, zone) = clock.now();
-                let date = now.format("%Y-%m-%d").to_string();
-                let weekday = now.format("%A").to_string();
-                let time = now.format("%H:%M").to_string();
-                let offset = now.format("%:z").to_string();
-                let text = if zone.starts_with("UTC") {
-                    format!("{date} ({weekday}), {time} {zone}")
-                } else {
-                    format!("{date} ({weekday}), {time} {zone} (UTC{offset})")
-                };
-                Ok(ToolOutput::text(text).with_data(ToolData::Json {
-                    value: json!({"date": date, "weekday": weekday, "time": time, "timezone": zone, "utc_offset": offset}),
-                }))
-            }
+        clock,
+        |clock, _ctx, _args: NoArguments| async move {
+            let (now, zone) = clock.now();
+            let date = now.format("%Y-%m-%d").to_string();
+            let weekday = now.format("%A").to_string();
+            let time = now.format("%H:%M").to_string();
+            let offset = now.format("%:z").to_string();
+            let text = if zone.starts_with("UTC") {
+                format!("{date} ({weekday}), {time} {zone}")
+            } else {
+                format!("{date} ({weekday}), {time} {zone} (UTC{offset})")
+            };
+            Ok(ToolOutput::text(text).with_data(ToolData::Json {
+                value: json!({"date": date, "weekday": weekday, "time": time, "timezone": zone, "utc_offset": offset}),
+            }))
         },
     )
     .read_only()

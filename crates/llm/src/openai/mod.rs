@@ -251,12 +251,11 @@ impl OpenAiModel {
                 max_completion_tokens: hosted,
                 strict_tools: config.strict_tools,
             },
-            capabilities: Capabilities {
-                native_tools: true,
-                strict_schemas: hosted,
-                json_schema_output: true,
-                parallel_tool_calls: true,
-            },
+            capabilities: Capabilities::new()
+                .native_tools(true)
+                .strict_schemas(hosted)
+                .json_schema_output(true)
+                .parallel_tool_calls(true),
             http: Http::new(provider, config.http, secrets)?,
         })
     }

@@ -129,12 +129,11 @@ impl<M: Model> Model for ReactModel<M> {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            native_tools: true,
-            strict_schemas: false,
-            json_schema_output: false,
-            parallel_tool_calls: false,
-        }
+        Capabilities::new()
+            .native_tools(true)
+            .strict_schemas(false)
+            .json_schema_output(false)
+            .parallel_tool_calls(false)
     }
 
     fn tool_replay(&self, call: &ToolCall) -> ToolReplay {

@@ -16,39 +16,37 @@ use crate::context::describe_tables as describe;
 pub struct ListTablesArgs {}
 
 pub(super) fn list_tables(kit: Arc<SqlToolkit>) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "list_tables",
         "Lists the database's tables and views with their approximate row counts and comments.",
-        move |_ctx, _args: ListTablesArgs| {
-            let kit = kit.clone();
-            async move {
-                let mut lines = Vec::new();
-                let mut rows = Vec::new();
-                for t in &kit.catalog.tables {
-                    let mut line = t.name.clone();
-                    if t.kind == crate::TableKind::View {
-                        line.push_str(" (view)");
-                    }
-                    if let Some(n) = t.rows {
-                        line.push_str(&format!(" ~{n} rows"));
-                    }
-                    if let Some(c) = &t.comment {
-                        line.push_str(&format!(" — {c}"));
-                    }
-                    lines.push(line);
-                    rows.push(vec![json!(t.name), json!(t.rows), json!(t.comment)]);
+        kit,
+        |kit, _ctx, _args: ListTablesArgs| async move {
+            let mut lines = Vec::new();
+            let mut rows = Vec::new();
+            for t in &kit.catalog.tables {
+                let mut line = t.name.clone();
+                if t.kind == crate::TableKind::View {
+                    line.push_str(" (view)");
                 }
-                if lines.is_empty() {
-                    lines.push("The database has no tables you may read.".to_owned());
+                if let Some(n) = t.rows {
+                    line.push_str(&format!(" ~{n} rows"));
                 }
-                Ok(
-                    ToolOutput::text(lines.join("\n")).with_data(ToolData::Table {
-                        columns: vec!["table".into(), "rows".into(), "comment".into()],
-                        rows,
-                        truncated: false,
-                    }),
-                )
+                if let Some(c) = &t.comment {
+                    line.push_str(&format!(" — {c}"));
+                }
+                lines.push(line);
+                rows.push(vec![json!(t.name), json!(t.rows), json!(t.comment)]);
             }
+            if lines.is_empty() {
+                lines.push("The database has no tables you may read.".to_owned());
+            }
+            Ok(
+                ToolOutput::text(lines.join("\n")).with_data(ToolData::Table {
+                    columns: vec!["table".into(), "rows".into(), "comment".into()],
+                    rows,
+                    truncated: false,
+                }),
+            )
         },
     )
     .read_only()
@@ -65,34 +63,32 @@ pub struct DescribeTablesArgs {
 }
 
 pub(super) fn describe_tables(kit: Arc<SqlToolkit>) -> impl Tool {
-    TypedTool::new(
+    TypedTool::with_state(
         "describe_tables",
         "Describes tables: columns with types, keys, foreign keys (how to join) and sample values.",
-        move |_ctx, args: DescribeTablesArgs| {
-            let kit = kit.clone();
-            async move {
-                let mut found = Vec::new();
-                let mut unknown = Vec::new();
-                for name in &args.tables {
-                    match kit.catalog.table(name) {
-                        Some(t) => found.push(t),
-                        None => unknown.push(name.as_str()),
-                    }
+        kit,
+        |kit, _ctx, args: DescribeTablesArgs| async move {
+            let mut found = Vec::new();
+            let mut unknown = Vec::new();
+            for name in &args.tables {
+                match kit.catalog.table(name) {
+                    Some(t) => found.push(t),
+                    None => unknown.push(name.as_str()),
                 }
-                if !unknown.is_empty() {
-                    let all: Vec<&str> = kit.catalog.names().collect();
-                    return Err(ToolError::new(format!(
-                        "No table named {}. The tables are: {}.",
-                        unknown
-                            .iter()
-                            .map(|u| format!("`{u}`"))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        all.join(", ")
-                    )));
-                }
-                Ok(ToolOutput::text(describe(&kit.catalog, &found)))
             }
+            if !unknown.is_empty() {
+                let all: Vec<&str> = kit.catalog.names().collect();
+                return Err(ToolError::new(format!(
+                    "No table named {}. The tables are: {}.",
+                    unknown
+                        .iter()
+                        .map(|u| format!("`{u}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    all.join(", ")
+                )));
+            }
+            Ok(ToolOutput::text(describe(&kit.catalog, &found)))
         },
     )
     .read_only()

@@ -24,17 +24,19 @@ pub(super) fn run_sql(kit: Arc<SqlToolkit>) -> impl Tool {
         kit.db.dialect().name(),
         kit.limits.max_rows
     );
-    TypedTool::new("run_sql", description, move |_ctx, args: RunSqlArgs| {
-        let kit = kit.clone();
-        async move {
+    TypedTool::with_state(
+        "run_sql",
+        description,
+        kit,
+        |kit, _ctx, args: RunSqlArgs| async move {
             let result = kit
                 .db
                 .query(&kit.guard, &args.sql, &kit.limits)
                 .await
                 .map_err(tool_error)?;
             Ok(table_output(&result, ""))
-        }
-    })
+        },
+    )
     .read_only()
     .idempotent()
 }
