@@ -2,6 +2,7 @@
 //! definitions once; commands then build runnable agents and tools from it, run after run.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +28,42 @@ pub struct AppOptions {
     pub demo: Option<std::path::PathBuf>,
     /// The clock of `current_date`.
     pub clock: Clock,
+}
+
+/// Which business database a command uses (see [`choose_database`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatabaseChoice {
+    /// A database the config's `databases` names.
+    Named(String),
+    /// A URL (`sqlite://…`, `postgres://…`, `mysql://…`, or a SQLite file path).
+    Url(String),
+    /// None: the tools that need a database are left out.
+    None,
+}
+
+/// The business database, in this order: `db` (`--db` or `STEWARD_DB`: a name from the config's `databases`,
+/// else a URL), the config's `defaults.database`, the config's only database, the demo database at `demo` when
+/// it exists, else none.
+pub fn choose_database(config: &Config, db: Option<&str>, demo: Option<&Path>) -> DatabaseChoice {
+    if let Some(db) = db {
+        return if config.databases.contains_key(db) {
+            DatabaseChoice::Named(db.to_owned())
+        } else {
+            DatabaseChoice::Url(db.to_owned())
+        };
+    }
+    if let Some(name) = &config.defaults.database {
+        return DatabaseChoice::Named(name.clone());
+    }
+    if config.databases.len() == 1
+        && let Some(name) = config.databases.keys().next()
+    {
+        return DatabaseChoice::Named(name.clone());
+    }
+    match demo.filter(|p| p.is_file()) {
+        Some(path) => DatabaseChoice::Url(format!("sqlite://{}", path.display())),
+        None => DatabaseChoice::None,
+    }
 }
 
 /// The business database the built-in tools use.
@@ -133,23 +170,15 @@ impl App {
                 db.clone(),
             ))
         };
-        let (url, db) = if let Some(url) = &options.db {
-            match databases.get(url.as_str()) {
-                Some(_) => named(url)?,
-                None => (url.clone(), Arc::new(Database::connect(url).await?)),
-            }
-        } else if let Some(name) = &config.defaults.database {
-            named(name)?
-        } else if databases.len() == 1 {
-            let name = databases.keys().next().cloned().unwrap_or_default();
-            named(&name)?
-        } else if let Some(path) = options.demo.as_ref().filter(|p| p.is_file()) {
-            let url = format!("sqlite://{}", path.display());
-            let db = Arc::new(Database::connect(&url).await?);
-            (url, db)
-        } else {
-            return Ok(None);
-        };
+        let (url, db) =
+            match choose_database(config, options.db.as_deref(), options.demo.as_deref()) {
+                DatabaseChoice::Named(name) => named(&name)?,
+                DatabaseChoice::Url(url) => {
+                    let db = Arc::new(Database::connect(&url).await?);
+                    (url, db)
+                }
+                DatabaseChoice::None => return Ok(None),
+            };
         let catalog = db.catalog().await?;
         let demo_schema = steward_domains::demo::has_schema(&catalog);
         let privileges = db.privileges().and_then(steward_sql::Privileges::notice);

@@ -37,7 +37,7 @@ pub mod store;
 pub mod tools;
 
 pub use agents::{AgentDef, LimitsDef, ModeDef};
-pub use app::{App, AppOptions, Business};
+pub use app::{App, AppOptions, Business, DatabaseChoice, choose_database};
 pub use config::Config;
 pub use error::AppError;
 pub use registry::{Deps, ToolRegistry};
@@ -52,4 +52,9 @@ pub fn data_dir() -> PathBuf {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Where `steward demo` puts the demo database: `steward/demo.sqlite` in [`data_dir`].
+pub fn demo_path() -> PathBuf {
+    data_dir().join("steward").join("demo.sqlite")
 }

@@ -8,7 +8,8 @@ use clap::Args;
 use serde_json::json;
 use steward_core::Outcome;
 
-use crate::agents::{AgentArgs, Session};
+use crate::agents::AgentArgs;
+use crate::session::Session;
 use crate::setup::ModelArgs;
 use crate::{exit, session};
 
@@ -20,7 +21,7 @@ pub(crate) struct AskArgs {
     question: String,
 
     /// Show each step on standard error: thought, tool call with arguments, observation.
-    #[arg(long)]
+    #[arg(short, long)]
     trace: bool,
 
     /// Print {"run_id", "answer", "outcome", "steps", "usage", "transcript", "events"} as JSON instead of the answer

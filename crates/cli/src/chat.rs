@@ -8,7 +8,8 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use steward_core::{Outcome, Run};
 
-use crate::agents::{AgentArgs, Session};
+use crate::agents::AgentArgs;
+use crate::session::Session;
 use crate::setup::ModelArgs;
 use crate::style::Style;
 use crate::{exit, session};
@@ -17,7 +18,7 @@ use crate::{exit, session};
 #[derive(Args, Debug)]
 pub(crate) struct ChatArgs {
     /// Start with the step trace on (toggle with /trace on|off).
-    #[arg(long)]
+    #[arg(short, long)]
     pub(crate) trace: bool,
 
     #[command(flatten)]

@@ -12,7 +12,13 @@ pub(crate) enum ConfigCommand {
     /// Read the config, open its databases, check its tools and agents; say what is wrong, with file:line:column.
     Check {
         /// The business database to check against (default: the config's, else the demo database).
-        #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+        #[arg(
+            short,
+            long,
+            env = "STEWARD_DB",
+            hide_env_values = true,
+            value_name = "URL"
+        )]
         db: Option<String>,
     },
     /// Print the config as resolved (`${VAR}`s filled in, passwords and keys masked).

@@ -11,18 +11,19 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use steward_domains::demo::{self, DemoConfig};
 use steward_sql::{Database, IntrospectOptions};
 
-use crate::agents::{AgentArgs, demo_path};
+use crate::agents::AgentArgs;
 use crate::chat::ChatArgs;
 use crate::exit;
 use crate::setup::{ModelArgs, bounded, clock};
 use crate::style::Style;
+use steward_app::demo_path;
 
 /// Arguments of `steward demo`.
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
     /// Where to create it: a SQLite path, or a postgres:// or mysql:// URL, whose database is created when the
     /// server does not have it yet (default: ~/.local/share/steward/demo.sqlite).
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(short, long, value_name = "PATH|URL")]
     db: Option<String>,
 
     /// Orders in thousands: 1 gives about 1,000 orders, 1000 about a million (1 to 10000).

@@ -29,7 +29,13 @@ const URL_VARIABLE: &str = "STEWARD_DB_URL";
 #[derive(Args, Debug)]
 pub(crate) struct InitArgs {
     /// The database to describe: sqlite://path (or the path of a SQLite file), postgres://…, mysql://….
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: String,
 
     /// The file to write.

@@ -34,7 +34,13 @@ use clap::{Parser, Subcommand};
 struct Cli {
     /// The config file (default: STEWARD_CONFIG, else ./steward.yaml when it exists, else the built-in demo
     /// configuration).
-    #[arg(long, global = true, env = "STEWARD_CONFIG", value_name = "FILE")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        env = "STEWARD_CONFIG",
+        value_name = "FILE"
+    )]
     config: Option<std::path::PathBuf>,
 
     #[command(subcommand)]
@@ -107,4 +113,15 @@ fn main() -> ExitCode {
         return ExitCode::from(exit::USAGE);
     }
     ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    /// Every command's flags are consistent (no two share a short flag, defaults parse, …).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -11,7 +11,13 @@ use crate::{db, exit};
 pub(crate) struct SchemaArgs {
     /// The database: sqlite://path, postgres://user@host/db, mysql://user@host/db (or a path to a SQLite file).
     /// Default: the config's database, else the demo database.
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: Option<String>,
 
     /// Rank tables for this question and put the relevant ones (and those joining them) first.

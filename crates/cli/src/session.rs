@@ -1,10 +1,17 @@
-//! Driving a run to its end from a terminal: approvals asked at the terminal, Ctrl-C cancels.
+//! A terminal session of `ask` and `chat`: the app, model and agent it runs, the observers that watch it (the
+//! trace, the event log, the run store), and driving a run to its end (approvals asked at the terminal,
+//! Ctrl-C cancels).
 
 use crate::out::note;
 use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
 
-use steward_core::{Approval, ApprovalRequest, Outcome, Run, RunStatus, Runner};
+use steward_app::store::StoreObserver;
+use steward_core::{
+    Approval, ApprovalRequest, EventLog, Fanout, Observer, Outcome, Run, RunStatus, Runner,
+};
 
+use crate::agents::{AgentArgs, build_app};
 use crate::style::Style;
 
 /// Drives `run` until it ends. Calls that need approval are put to the person at the terminal; without one
@@ -70,5 +77,100 @@ fn ask(request: &ApprovalRequest) -> Option<Approval> {
         Ok(_) => Some(Approval::Reject {
             reason: Some("the user said no".to_owned()),
         }),
+    }
+}
+
+/// What `ask` and `chat` run: the runner over the chosen agent and model, and the trace that watches it.
+pub(crate) struct Session {
+    pub(crate) runner: steward_core::Runner,
+    pub(crate) trace: Arc<crate::trace::Trace>,
+    pub(crate) model_name: String,
+    /// Every event of the run tree (sub-agents included), for `--json`.
+    pub(crate) log: EventLog,
+    /// Records the runs in the run store (`None` with `--no-store`).
+    pub(crate) recorder: Option<Arc<StoreObserver>>,
+}
+
+impl Session {
+    /// Builds the app, connects the model and builds the agent; `question` ranks the analyst's schema.
+    pub(crate) async fn open(
+        agents: &AgentArgs,
+        model: &crate::setup::ModelArgs,
+        trace: bool,
+        stream: bool,
+        question: Option<&str>,
+    ) -> anyhow::Result<Self> {
+        let prices = model.prices()?;
+        let app = build_app(agents.db.as_deref()).await?;
+        let name = agents
+            .agent
+            .clone()
+            .unwrap_or_else(|| app.default_agent().to_owned());
+        // A wrong agent name is found before the model is set up.
+        if app.agent_def(&name).is_none()
+            && ["expenses", "orders", "tasks"].contains(&name.as_str())
+        {
+            match app.business() {
+                Some(b) => anyhow::bail!(
+                    "the {name} agent needs the demo's tables (expenses, orders, tasks), which {} does not have; \
+                     use --agent analyst for questions over this database, or run `steward demo`",
+                    steward_core::redact_url(&b.url)
+                ),
+                None => anyhow::bail!(
+                    "the {name} agent needs a database: run `steward demo` to create the demo database, or pass --db URL"
+                ),
+            }
+        }
+        if app.agent_def(&name).is_none() {
+            let known = app.agent_names().collect::<Vec<_>>().join(", ");
+            anyhow::bail!("there is no agent named `{name}`; the agents are: {known}");
+        }
+        let used = app.models_used(&name);
+        let chosen = model
+            .connect_for(app.config(), app.agent_def(&name), &used)
+            .await?;
+        let connected = chosen.model.clone();
+        let model_name = connected.name().to_owned();
+        let trace = Arc::new(
+            crate::trace::Trace::new(trace, &model_name, prices.clone()).streaming(stream),
+        );
+        let agent = app.agent_with_models(
+            &name,
+            connected.clone(),
+            chosen.name.as_deref(),
+            &chosen.named,
+            question,
+            model.limits(),
+        )?;
+        if trace.enabled()
+            && let Some(notice) = app.business().and_then(|b| b.privileges.as_ref())
+        {
+            note!("{}", crate::style::Style::stderr().dim(notice));
+        }
+        if app.business().is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            note!(
+                "{}",
+                crate::style::Style::stderr()
+                    .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
+            );
+        }
+        let recorder = crate::runs::recorder(&agents.store, agents.no_store).await?;
+        let log = EventLog::new();
+        let mut observers: Vec<Arc<dyn Observer>> = vec![trace.clone(), Arc::new(log.clone())];
+        if let Some(recorder) = &recorder {
+            recorder.set_model(model_name.clone());
+            recorder.set_prices(prices);
+            observers.push(recorder.clone());
+        }
+        let runner = steward_core::Runner::new(Arc::new(agent), connected)
+            .with_observer(Arc::new(Fanout(observers)))
+            .with_streaming(trace.is_streaming());
+        Ok(Self {
+            runner,
+            trace,
+            model_name,
+            log,
+            recorder,
+        })
     }
 }

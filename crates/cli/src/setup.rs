@@ -39,6 +39,7 @@ pub(crate) struct ModelArgs {
     /// it: each agent's `model` from the config, else the config's default, else OPENAI_API_KEY,
     /// ANTHROPIC_API_KEY, Azure settings or a local Ollama.
     #[arg(
+        short,
         long,
         env = "STEWARD_MODEL",
         hide_env_values = true,

@@ -58,11 +58,18 @@ pub(crate) struct CheckArgs {
 pub(crate) struct RunArgs {
     /// The database URL (or a path to a SQLite file, or a name from the config's `databases`; default: the
     /// config's database, else the demo database).
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: Option<String>,
 
     /// Most rows returned (1 to 1000000).
     #[arg(
+        short = 'n',
         long,
         default_value_t = 100,
         value_name = "N",
@@ -74,17 +81,18 @@ pub(crate) struct RunArgs {
     /// Most seconds the query may run (1 to 86400, a day).
     #[arg(
         long,
+        alias = "timeout",
         default_value_t = 30,
         value_name = "SECONDS",
         allow_negative_numbers = true,
         value_parser = bounded::<u64, 1, { steward_sql::MAX_TIMEOUT.as_secs() }>
     )]
-    timeout: u64,
+    time_limit: u64,
 
     /// How to print the rows: table (the default), csv, tsv, markdown, json ({"columns", "types", "rows",
     /// "truncated"}) or ndjson (one object per row). Formats other than json say on stderr when rows were
     /// left out.
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(short, long, value_enum, value_name = "FORMAT")]
     format: Option<Format>,
 
     /// The same as --format json: print {"columns", "types", "rows", "truncated"}.
@@ -219,7 +227,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
     let limits = QueryLimits {
         max_rows: args.max_rows,
-        timeout: Duration::from_secs(args.timeout),
+        timeout: Duration::from_secs(args.time_limit),
         ..QueryLimits::default()
     };
     let bar = db::spinner("running the query");

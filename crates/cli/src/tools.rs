@@ -37,7 +37,13 @@ pub(crate) struct ListArgs {
     agent: Option<String>,
 
     /// The database (default: the config's, else the demo database).
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: Option<String>,
 
     /// Print a JSON array of {agents, name, description, parameters, annotations}.
@@ -56,7 +62,13 @@ pub(crate) struct CallArgs {
     arguments: String,
 
     /// The database (default: the config's, else the demo database).
-    #[arg(long, env = "STEWARD_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: Option<String>,
 
     /// The call id; calling a writing tool twice with the same id writes once.
@@ -66,7 +78,7 @@ pub(crate) struct CallArgs {
     /// How to print the result: table (the default: the observation the model sees), json ({"ok", "content",
     /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), csv, tsv, markdown or
     /// ndjson (one object per row).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(short, long, value_enum, value_name = "FORMAT")]
     format: Option<Format>,
 
     /// The same as --format json: print {"ok", "content", "data"}.

@@ -95,12 +95,14 @@ fn sql_run_max_rows_and_timeout() {
         "1 to 1000000",
         &["0", "1000001", U64_MAX, U64_MAX_PLUS_1, "-1", "ten", ""],
     );
-    accepted(&args, true, &[], "--timeout", &["1", "86400"], 0);
+    // One name for time limits everywhere; the old `--timeout` still works.
+    accepted(&args, true, &[], "--time-limit", &["1", "86400"], 0);
+    accepted(&args, true, &[], "--timeout", &["1"], 0);
     refused(
         &args,
         true,
         &[],
-        "--timeout",
+        "--time-limit",
         "1 to 86400",
         &["0", "86401", U64_MAX, U64_MAX_PLUS_1, "-30", "1.5"],
     );
