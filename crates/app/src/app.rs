@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use steward_core::{Agent, AgentTool, HistoryBudget, Limits, Model, ModelSettings, Tool, Toolbox};
+use steward_core::{
+    Agent, AgentTool, HistoryBudget, Limits, Model, ModelSettings, Principal, Tool, Toolbox,
+};
 use steward_domains::Domain;
 use steward_domains::common::Clock;
 use steward_sql::{Database, SqlToolkit};
@@ -15,6 +17,7 @@ use crate::agents::{self, AgentDef, COMMON_RULES};
 use crate::config::{Config, ModelEntry};
 use crate::error::{AppError, closest};
 use crate::registry::{Deps, ToolRegistry};
+use crate::roles::{RoleDef, RolePolicy};
 
 /// Tokens of schema context in the analyst's instructions.
 const ANALYST_CONTEXT: usize = 1500;
@@ -89,6 +92,8 @@ pub struct App {
     domain: Option<Domain>,
     kit: Option<Arc<SqlToolkit>>,
     clock: Clock,
+    /// The config's tools that write.
+    declared_writes: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for App {
@@ -131,7 +136,7 @@ impl App {
             None => (None, None),
         };
         let mut registry = ToolRegistry::builtin();
-        crate::declared::register(&config, &databases, &mut registry).await?;
+        let declared_writes = crate::declared::register(&config, &databases, &mut registry).await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());
         for (name, def) in &config.agents {
             agents.insert(name.clone(), def.clone());
@@ -145,6 +150,7 @@ impl App {
             domain,
             kit,
             clock: options.clock,
+            declared_writes,
         };
         app.check()?;
         Ok(app)
@@ -238,6 +244,7 @@ impl App {
                 )));
             }
         }
+        self.check_roles()?;
         if let Some(agent) = &self.config.defaults.agent
             && !self.agents.contains_key(agent)
         {
@@ -245,6 +252,101 @@ impl App {
                 "{}: there is no agent named `{agent}`",
                 self.config.locate(&["defaults", "agent"])
             )));
+        }
+        Ok(())
+    }
+
+    /// Checks that every role, principal and trusted tool names things that exist.
+    fn check_roles(&self) -> Result<(), AppError> {
+        let unknown = |place: String, what: &str, name: &str, known: Vec<&str>| {
+            let hint = closest(name, known.iter().copied())
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| format!("the {what}s are: {}", known.join(", ")));
+            AppError::Config(format!(
+                "{place}: there is no {what} named `{name}`; {hint}"
+            ))
+        };
+        let tools: Vec<&str> = self.registry.names().collect();
+        let agents: Vec<&str> = self.agent_names().collect();
+        for (role, def) in &self.config.roles {
+            let place = |key: &str| self.config.locate(&["roles", role, key]);
+            for agent in def.agents.iter().flatten() {
+                if !self.agents.contains_key(agent) {
+                    return Err(unknown(place("agents"), "agent", agent, agents.clone()));
+                }
+            }
+            let lists = [
+                ("tools", def.tools.clone().unwrap_or_default()),
+                ("approve", def.approve.clone()),
+                ("skip_approval", def.skip_approval.clone()),
+                ("trusted", def.trusted.clone()),
+            ];
+            for (key, list) in lists {
+                for tool in &list {
+                    if !self.registry.contains(tool) {
+                        return Err(unknown(place(key), "tool", tool, tools.clone()));
+                    }
+                }
+            }
+            if !def.sql.is_empty() {
+                // Refused rather than ignored: a row filter that silently did nothing would show every row.
+                return Err(AppError::Config(format!(
+                    "{}: SQL allowlists and row filters (`sql:`) are not enforced by this version of steward; \
+                     remove them, and limit the role to tools that read only what it may see",
+                    self.config.locate(&["roles", role, "sql"])
+                )));
+            }
+            for (table, columns) in &def.sql.read {
+                if let crate::roles::Columns::All(star) = columns
+                    && star != "*"
+                {
+                    return Err(AppError::Config(format!(
+                        "{}: `{table}: {star}`: write \"*\" for every column, or a list of columns",
+                        self.config.locate(&["roles", role, "sql", "read", table])
+                    )));
+                }
+            }
+        }
+        for tool in &self.config.trusted {
+            if !self.registry.contains(tool) {
+                return Err(unknown(
+                    self.config.locate(&["trusted"]),
+                    "tool",
+                    tool,
+                    tools.clone(),
+                ));
+            }
+        }
+        let roles: Vec<&str> = self.config.roles.keys().map(String::as_str).collect();
+        for (name, def) in &self.config.principals {
+            if !self.config.roles.contains_key(&def.role) {
+                return Err(unknown(
+                    self.config.locate(&["principals", name, "role"]),
+                    "role",
+                    &def.role,
+                    roles.clone(),
+                ));
+            }
+        }
+        if let Some(role) = &self.config.defaults.role
+            && !self.config.roles.contains_key(role)
+        {
+            return Err(unknown(
+                self.config.locate(&["defaults", "role"]),
+                "role",
+                role,
+                roles.clone(),
+            ));
+        }
+        if let Some(principal) = &self.config.defaults.principal
+            && !self.config.principals.contains_key(principal)
+        {
+            return Err(unknown(
+                self.config.locate(&["defaults", "principal"]),
+                "principal",
+                principal,
+                self.config.principals.keys().map(String::as_str).collect(),
+            ));
         }
         Ok(())
     }
@@ -330,6 +432,7 @@ impl App {
             fallback: model,
             fallback_name: None,
             named: &BTreeMap::new(),
+            role: None,
         };
         Ok(self.agent_at(name, &models, question, base, 0)?.0)
     }
@@ -348,12 +451,91 @@ impl App {
         question: Option<&str>,
         base: Limits,
     ) -> Result<Agent, AppError> {
+        self.agent_for(
+            &Principal::local(),
+            name,
+            model,
+            model_name,
+            models,
+            question,
+            base,
+        )
+    }
+
+    /// As [`App::agent_with_models`], for `principal`: the agent must be one its role may use, and the agents
+    /// and tools its role does not allow are left out (the model never sees them).
+    #[allow(clippy::too_many_arguments)]
+    pub fn agent_for(
+        &self,
+        principal: &Principal,
+        name: &str,
+        model: Arc<dyn Model>,
+        model_name: Option<&str>,
+        models: &BTreeMap<String, Arc<dyn Model>>,
+        question: Option<&str>,
+        base: Limits,
+    ) -> Result<Agent, AppError> {
+        self.may_run(principal, name)?;
+        let role = self.role(principal);
         let models = Models {
             fallback: model,
             fallback_name: model_name,
             named: models,
+            role: role.map(|(_, def)| def),
         };
         Ok(self.agent_at(name, &models, question, base, 0)?.0)
+    }
+
+    /// Whether `principal`'s role may run the agent `name` (an error that names the agents it may run).
+    pub fn may_run(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
+        if let Some((role_name, def)) = self.role(principal)
+            && let Some(agents) = &def.agents
+            && !agents.iter().any(|a| a == name)
+        {
+            return Err(AppError::Config(format!(
+                "the role `{role_name}` may not use the agent `{name}`; it may use: {}",
+                agents.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// The role of `principal` with its definition (`None`: the local user without a role).
+    pub fn role(&self, principal: &Principal) -> Option<(&str, &RoleDef)> {
+        let name = principal.role.as_deref()?;
+        self.config
+            .roles
+            .get_key_value(name)
+            .map(|(n, def)| (n.as_str(), def))
+    }
+
+    /// The agent `principal` runs when none is named: the default agent when its role allows it, else the
+    /// first agent the role lists.
+    pub fn default_agent_for(&self, principal: &Principal) -> String {
+        let default = self.default_agent().to_owned();
+        match self
+            .role(principal)
+            .and_then(|(_, def)| def.agents.as_ref())
+        {
+            Some(agents) if !agents.contains(&default) => {
+                agents.first().cloned().unwrap_or(default)
+            }
+            _ => default,
+        }
+    }
+
+    /// The policy of one run tree for `principal`: its role's tools and approvals, write tools declared in the
+    /// config held for approval, and writes after untrusted data held for approval. Attach it to the runner as
+    /// its policy and as an observer (it watches the run's tool results).
+    pub fn policy(&self, principal: &Principal) -> Arc<RolePolicy> {
+        let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
+        // A sub-agent's answer is not a source of data: the reads inside its run count.
+        trusted.extend(self.agents.keys().cloned());
+        Arc::new(RolePolicy::new(
+            self.role(principal),
+            self.declared_writes.clone(),
+            trusted,
+        ))
     }
 
     /// The names of the config's models that the agent `name` and its sub-agents (at any depth) name.
@@ -402,6 +584,7 @@ impl App {
                 fallback: model,
                 fallback_name: Some(name),
                 named: models.named,
+                role: models.role,
             },
             None => models.clone(),
         };
@@ -414,12 +597,21 @@ impl App {
         let deps = self.deps(model.clone());
         let mut tools = Toolbox::new();
         let mut specialists = String::new();
+        let allowed = |list: Option<&Vec<String>>, name: &str| {
+            list.is_none_or(|names| names.iter().any(|n| n == name))
+        };
         for sub in &def.sub_agents {
+            if !allowed(models.role.and_then(|r| r.agents.as_ref()), sub) {
+                continue;
+            }
             let (agent, its_model) = self.agent_at(sub, &models, None, base, depth + 1)?;
             specialists.push_str(&format!("- {sub}: {}\n", agent.description));
             tools.add(Arc::new(AgentTool::new(Arc::new(agent), its_model)))?;
         }
         for tool in &def.tools {
+            if !allowed(models.role.and_then(|r| r.tools.as_ref()), tool) {
+                continue;
+            }
             tools.add(self.registry.build(tool, &deps)?)?;
         }
         let categories = self
@@ -476,4 +668,6 @@ struct Models<'a> {
     fallback_name: Option<&'a str>,
     /// The config's models by name.
     named: &'a BTreeMap<String, Arc<dyn Model>>,
+    /// The role whose agents and tools are the only ones built (`None`: all).
+    role: Option<&'a RoleDef>,
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::{AgentDef, ModeDef};
 use crate::error::AppError;
+use crate::roles::{PrincipalDef, RoleDef};
 
 /// A model the config names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +67,12 @@ pub struct Defaults {
     /// The database of the built-in tools, by name from `databases`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
+    /// The role of commands run without `--role` or `--principal`, by name from `roles`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The principal of commands run without `--principal` or `--role`, by name from `principals`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 /// The whole configuration.
@@ -87,6 +94,16 @@ pub struct Config {
     /// Where runs are stored (`sqlite://…` or `postgres://…`; `${VAR}` allowed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// Roles: which agents, tools, SQL and rows each may use, and what needs approval.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<String, RoleDef>,
+    /// Local identities for the CLI (`--principal NAME`): a role and attributes for row filters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub principals: BTreeMap<String, PrincipalDef>,
+    /// Tools whose results are trusted by every role: reading them does not make later writes of the run wait
+    /// for approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted: Vec<String>,
     /// Defaults for commands.
     #[serde(default)]
     pub defaults: Defaults,

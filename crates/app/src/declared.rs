@@ -1,7 +1,7 @@
 //! Tools declared in the config (`kind: sql`, `kind: http`), built when the config loads (so a read tool
 //! whose statement writes is a config error) and added to the registry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use steward_sql::Database;
@@ -11,12 +11,14 @@ use crate::error::AppError;
 use crate::registry::{Needs, ToolRegistry};
 use crate::tools::ToolDef;
 
-/// Builds and registers every tool of the config's `tools`.
+/// Builds and registers every tool of the config's `tools`; returns the names of those that write (not
+/// read-only), which need approval unless a role says otherwise.
 pub(crate) async fn register(
     config: &Config,
     databases: &BTreeMap<String, Arc<Database>>,
     registry: &mut ToolRegistry,
-) -> Result<(), AppError> {
+) -> Result<BTreeSet<String>, AppError> {
+    let mut writes = BTreeSet::new();
     for (name, value) in &config.tools {
         let place = config.locate(&["tools", name]);
         let def: ToolDef = serde_yaml::from_value(value.clone())
@@ -25,7 +27,10 @@ pub(crate) async fn register(
             .build(name, databases)
             .await
             .map_err(|e| AppError::Config(format!("{place}: {e}")))?;
+        if !tool.spec().annotations.read_only {
+            writes.insert(name.clone());
+        }
         registry.register(name.clone(), Needs::Nothing, move |_| Ok(tool.clone()));
     }
-    Ok(())
+    Ok(writes)
 }

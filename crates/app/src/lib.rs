@@ -33,6 +33,7 @@ pub mod config;
 mod declared;
 pub mod error;
 pub mod registry;
+pub mod roles;
 pub mod store;
 pub mod tools;
 
@@ -41,6 +42,7 @@ pub use app::{App, AppOptions, Business, DatabaseChoice, choose_database};
 pub use config::Config;
 pub use error::AppError;
 pub use registry::{Deps, ToolRegistry};
+pub use roles::{PrincipalDef, RoleDef, RolePolicy, resolve_principal};
 
 use std::path::PathBuf;
 

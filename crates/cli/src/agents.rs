@@ -35,11 +35,38 @@ pub(crate) struct AgentArgs {
     pub(crate) agent: Option<String>,
 
     #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    #[command(flatten)]
     pub(crate) store: crate::runs::StoreArgs,
 
     /// Do not record the run in the run store.
     #[arg(long, conflicts_with = "store")]
     pub(crate) no_store: bool,
+}
+
+/// Who a command runs for.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct IdentityArgs {
+    /// Run as this principal from the config's `principals` (its role and attributes: row filters use them).
+    #[arg(long, env = "STEWARD_PRINCIPAL", value_name = "NAME")]
+    pub(crate) principal: Option<String>,
+
+    /// Run with this role from the config's `roles` (default: the config's `defaults.role`, else no role:
+    /// everything is allowed).
+    #[arg(long, env = "STEWARD_ROLE", value_name = "NAME")]
+    pub(crate) role: Option<String>,
+}
+
+impl IdentityArgs {
+    /// The principal: `--principal`, else `--role`, else the config's defaults, else the local user.
+    pub(crate) fn principal(&self, config: &Config) -> anyhow::Result<steward_core::Principal> {
+        Ok(steward_app::resolve_principal(
+            config,
+            self.principal.as_deref(),
+            self.role.as_deref(),
+        )?)
+    }
 }
 
 /// The database URL of `schema` and `sql run`: `--db` (a URL, a SQLite path, or a name from the config's

@@ -67,9 +67,15 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
     .await?;
 
     let mut run = runner.start(question);
-    let outcome = session::drive(&runner, &mut run).await;
+    let driven = session::drive(&runner, &mut run, true).await;
     trace.clear();
     crate::runs::finish(recorder.as_deref()).await;
+    let outcome = match driven {
+        session::Driven::Done(outcome) => outcome,
+        session::Driven::Waiting(requests) => {
+            return waiting(&run, &requests, args.json);
+        }
+    };
 
     if args.json {
         let usage = trace.total_usage();
@@ -103,4 +109,49 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::for_outcome(&outcome))
+}
+
+/// A run that waits for approval where no one can give it: what waits, and how to go on; exit code 4.
+fn waiting(
+    run: &steward_core::Run,
+    requests: &[steward_core::ApprovalRequest],
+    json: bool,
+) -> anyhow::Result<u8> {
+    if json {
+        let pending: Vec<_> = requests
+            .iter()
+            .map(
+                |r| json!({"tool": r.call.name, "arguments": r.call.arguments, "reason": r.reason}),
+            )
+            .collect();
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "run_id": run.id(),
+                "outcome": "awaiting_approval",
+                "pending": pending,
+                "steps": run.steps(),
+                "transcript": run.transcript(),
+            }))?
+        );
+    }
+    let style = crate::style::Style::stderr();
+    for request in requests {
+        note!(
+            "{} {} {}: {}",
+            style.warn("waiting for approval:"),
+            style.bold(&request.call.name),
+            request.call.arguments,
+            request.reason
+        );
+    }
+    note!(
+        "{}",
+        style.dim(
+            "(no one can approve here: run the command in a terminal to approve or deny each call, or let the \
+             role run the tool without approval in steward.yaml: `skip_approval`, or `trusted` for the tool that \
+             read the data)"
+        )
+    );
+    Ok(exit::NEEDS_APPROVAL)
 }

@@ -114,7 +114,10 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
             }
             None => conversation.insert(runner.start(input)),
         };
-        let outcome = runtime.block_on(session::drive(&runner, run));
+        let session::Driven::Done(outcome) = runtime.block_on(session::drive(&runner, run, false))
+        else {
+            continue;
+        };
         trace.clear();
         runtime.block_on(crate::runs::finish(recorder.as_deref()));
         match outcome {

@@ -135,6 +135,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
                 agents: AgentArgs {
                     db: Some(url.replace("?mode=rwc", "")),
                     agent: None,
+                    identity: Default::default(),
                     store: Default::default(),
                     no_store: false,
                 },

@@ -14,9 +14,23 @@ use steward_core::{
 use crate::agents::{AgentArgs, build_app};
 use crate::style::Style;
 
+/// How driving a run ended.
+pub(crate) enum Driven {
+    /// The run ended.
+    Done(Outcome),
+    /// The run waits for approval of these calls, and no one at a terminal can give it.
+    Waiting(Vec<ApprovalRequest>),
+}
+
+/// True when a person at this terminal can answer approval requests.
+pub(crate) fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 /// Drives `run` until it ends. Calls that need approval are put to the person at the terminal; without one
-/// they are rejected. Ctrl-C cancels the run, keeping its transcript.
-pub(crate) async fn drive(runner: &Runner, run: &mut Run) -> Outcome {
+/// the run stops waiting when `stop_for_approval` (`ask`: exit code 4), else the calls are rejected (the model is
+/// told why). Ctrl-C cancels the run, keeping its transcript.
+pub(crate) async fn drive(runner: &Runner, run: &mut Run, stop_for_approval: bool) -> Driven {
     loop {
         let status = {
             let driving = runner.drive(run);
@@ -29,21 +43,25 @@ pub(crate) async fn drive(runner: &Runner, run: &mut Run) -> Outcome {
         let requests = match status {
             None => {
                 runner.cancel(run);
-                return Outcome::Cancelled;
+                return Driven::Done(Outcome::Cancelled);
             }
-            Some(RunStatus::Done(outcome)) => return outcome,
+            Some(RunStatus::Done(outcome)) => return Driven::Done(outcome),
             Some(RunStatus::AwaitingApproval(requests)) => requests,
-            Some(_) => return Outcome::Cancelled,
+            Some(_) => return Driven::Done(Outcome::Cancelled),
         };
+        if stop_for_approval && !interactive() {
+            return Driven::Waiting(requests);
+        }
         for request in requests {
-            let approval =
-                tokio::task::spawn_blocking(move || ask(&request).map(|a| (request.call.id, a)))
-                    .await
-                    .ok()
-                    .flatten();
+            let approval = tokio::task::spawn_blocking(move || {
+                ask_approval(&request).map(|a| (request.call.id, a))
+            })
+            .await
+            .ok()
+            .flatten();
             let Some((call_id, approval)) = approval else {
                 runner.cancel(run);
-                return Outcome::Cancelled;
+                return Driven::Done(Outcome::Cancelled);
             };
             if let Err(e) = runner.decide(run, &call_id, approval) {
                 note!("{} {e}", Style::stderr().error("error:"));
@@ -53,9 +71,8 @@ pub(crate) async fn drive(runner: &Runner, run: &mut Run) -> Outcome {
 }
 
 /// Asks the person at the terminal; `None` when they end input.
-fn ask(request: &ApprovalRequest) -> Option<Approval> {
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if !interactive {
+pub(crate) fn ask_approval(request: &ApprovalRequest) -> Option<Approval> {
+    if !interactive() {
         return Some(Approval::Reject {
             reason: Some(
                 "no one could approve it: steward is not running in an interactive terminal"
@@ -64,6 +81,7 @@ fn ask(request: &ApprovalRequest) -> Option<Approval> {
         });
     }
     let style = Style::stderr();
+    crate::out::err_line(&style.dim(&request.reason));
     crate::out::err_text(&format!(
         "{} {} {} [y/N] ",
         style.warn("Allow"),
@@ -102,10 +120,11 @@ impl Session {
     ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
         let app = build_app(agents.db.as_deref()).await?;
+        let principal = agents.identity.principal(app.config())?;
         let name = agents
             .agent
             .clone()
-            .unwrap_or_else(|| app.default_agent().to_owned());
+            .unwrap_or_else(|| app.default_agent_for(&principal));
         // A wrong agent name is found before the model is set up.
         if app.agent_def(&name).is_none()
             && ["expenses", "orders", "tasks"].contains(&name.as_str())
@@ -125,6 +144,7 @@ impl Session {
             let known = app.agent_names().collect::<Vec<_>>().join(", ");
             anyhow::bail!("there is no agent named `{name}`; the agents are: {known}");
         }
+        app.may_run(&principal, &name)?;
         let used = app.models_used(&name);
         let chosen = model
             .connect_for(app.config(), app.agent_def(&name), &used)
@@ -134,7 +154,8 @@ impl Session {
         let trace = Arc::new(
             crate::trace::Trace::new(trace, &model_name, prices.clone()).streaming(stream),
         );
-        let agent = app.agent_with_models(
+        let agent = app.agent_for(
+            &principal,
             &name,
             connected.clone(),
             chosen.name.as_deref(),
@@ -156,14 +177,19 @@ impl Session {
         }
         let recorder = crate::runs::recorder(&agents.store, agents.no_store).await?;
         let log = EventLog::new();
-        let mut observers: Vec<Arc<dyn Observer>> = vec![trace.clone(), Arc::new(log.clone())];
+        let policy = app.policy(&principal);
+        let mut observers: Vec<Arc<dyn Observer>> =
+            vec![policy.clone(), trace.clone(), Arc::new(log.clone())];
         if let Some(recorder) = &recorder {
             recorder.set_model(model_name.clone());
             recorder.set_prices(prices);
+            recorder.set_principal(&principal);
             observers.push(recorder.clone());
         }
         let runner = steward_core::Runner::new(Arc::new(agent), connected)
             .with_observer(Arc::new(Fanout(observers)))
+            .with_policy(policy)
+            .with_principal(Arc::new(principal))
             .with_streaming(trace.is_streaming());
         Ok(Self {
             runner,

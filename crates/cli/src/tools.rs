@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use steward_core::{
-    Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall, ToolContext,
-    ToolData, ToolOutput, Toolbox,
+    Approval, ApprovalRequest, Decision, Limits, Model, ModelError, ModelRequest, ModelResponse,
+    Policy as _, SchemaStyle, ToolCall, ToolContext, ToolData, ToolOutput, Toolbox,
 };
 
 use crate::agents::build_app;
@@ -49,6 +49,9 @@ pub(crate) struct ListArgs {
     /// Print a JSON array of {agents, name, description, parameters, annotations}.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
 }
 
 /// Arguments of `steward tools call`.
@@ -74,6 +77,9 @@ pub(crate) struct CallArgs {
     /// The call id; calling a writing tool twice with the same id writes once.
     #[arg(long, value_name = "ID")]
     call_id: Option<String>,
+
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
 
     /// How to print the result: table (the default: the observation the model sees), json ({"ok", "content",
     /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), csv, tsv, markdown or
@@ -113,6 +119,19 @@ pub(crate) async fn run(command: ToolsCommand) -> anyhow::Result<u8> {
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {
     let app = build_app(args.db.as_deref()).await?;
+    let principal = args.identity.principal(app.config())?;
+    let policy = app.policy(&principal);
+    let role_agents = app.role(&principal).and_then(|(_, r)| r.agents.clone());
+    // A role sees only the tools and agents it may use, as its model does.
+    let visible = |name: &str| {
+        if app.agent_def(name).is_some() && !app.registry().contains(name) {
+            role_agents
+                .as_ref()
+                .is_none_or(|agents| agents.iter().any(|a| a == name))
+        } else {
+            policy.allows_tool(name)
+        }
+    };
     let names: Vec<String> = match &args.agent {
         Some(agent) => match app.agent_def(agent) {
             Some(def) => def.tools.iter().chain(&def.sub_agents).cloned().collect(),
@@ -124,7 +143,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         None => app.tool_names(),
     };
     let mut out = Vec::new();
-    for name in names {
+    for name in names.into_iter().filter(|n| visible(n)) {
         let spec = if app.agent_def(&name).is_some() && !app.registry().contains(&name) {
             let agent = app.agent(&name, Arc::new(NoModel), None, Limits::default())?;
             let tool = steward_core::AgentTool::new(Arc::new(agent), Arc::new(NoModel));
@@ -225,6 +244,8 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
         args.arguments.clone()
     };
     let app = build_app(args.db.as_deref()).await?;
+    let principal = args.identity.principal(app.config())?;
+    let policy = app.policy(&principal);
     let tool = match app.tool(&args.name, Arc::new(NoModel)) {
         Ok(tool) => tool,
         Err(steward_app::AppError::UnknownTool { name, suggestion }) => bail!(
@@ -247,13 +268,44 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     let call = ToolCall::new(call_id.clone(), args.name.clone(), arguments);
     let result = match toolbox.check(&call) {
         Err(rejection) => Err((rejection.observation, None)),
-        Ok((tool, checked)) => tool
-            .call(
-                &ToolContext::new("cli", call_id, "cli").with_tool(args.name.clone()),
-                checked,
-            )
-            .await
-            .map_err(|e| (e.message, e.diagnostic)),
+        // The same policy as a run's: the role's tools, its approvals, write tools declared in the config.
+        Ok((tool, checked)) => match policy.decide(&call, tool.spec(), &checked) {
+            Decision::Deny { reason } => Err((format!("Not allowed: {reason}"), None)),
+            Decision::NeedsApproval { reason } => {
+                let request = ApprovalRequest {
+                    call: call.clone(),
+                    reason,
+                };
+                if !crate::session::interactive() {
+                    note!(
+                        "{} {} {}: {}",
+                        Style::stderr().warn("waiting for approval:"),
+                        Style::stderr().bold(&request.call.name),
+                        request.call.arguments,
+                        request.reason
+                    );
+                    note!(
+                        "{}",
+                        Style::stderr().dim(
+                            "(not run: no one can approve here; run it in a terminal to approve, or let the role \
+                             run it without approval: `skip_approval` in steward.yaml)"
+                        )
+                    );
+                    return Ok(exit::NEEDS_APPROVAL);
+                }
+                match tokio::task::spawn_blocking(move || crate::session::ask_approval(&request))
+                    .await
+                    .ok()
+                    .flatten()
+                {
+                    Some(Approval::Approve) => {
+                        run_tool(tool.as_ref(), &call_id, &args.name, &principal, checked).await
+                    }
+                    _ => Err(("Not run: the user did not approve it.".to_owned(), None)),
+                }
+            }
+            _ => run_tool(tool.as_ref(), &call_id, &args.name, &principal, checked).await,
+        },
     };
     let style = Style::stderr();
     match result {
@@ -275,6 +327,22 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
             Ok(1)
         }
     }
+}
+
+/// Runs one checked call for `principal`.
+async fn run_tool(
+    tool: &dyn steward_core::Tool,
+    call_id: &str,
+    name: &str,
+    principal: &steward_core::Principal,
+    checked: Value,
+) -> Result<ToolOutput, (String, Option<String>)> {
+    let ctx = ToolContext::new("cli", call_id, "cli")
+        .with_tool(name)
+        .with_principal(Arc::new(principal.clone()));
+    tool.call(&ctx, checked)
+        .await
+        .map_err(|e| (e.message, e.diagnostic))
 }
 
 /// Prints a tool's result: rows in the chosen format when it returned rows; otherwise its observation (table),

@@ -1,0 +1,399 @@
+//! Roles and principals: which agents and tools a role may use, which SQL it may read and write, which rows it
+//! sees, and which calls wait for a person's approval; and the policy that enforces this for every call of a
+//! run, a router's sub-agents included.
+//!
+//! ```yaml
+//! roles:
+//!   bookkeeper:
+//!     tools: [add_expense, list_expenses, expense_summary, run_sql, current_date, calculator]
+//!     sql:
+//!       read: {expenses: "*", expense_categories: "*"}
+//!     approve: [add_expense]
+//! principals:
+//!   bob: {role: bookkeeper}
+//! ```
+//!
+//! A run that has read data (rows from a database, a response from an HTTP tool) may have read instructions
+//! planted in it; from then on any call that writes waits for approval, whatever the role says ("write after
+//! untrusted data"), unless the tool that read the data is named `trusted`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use steward_core::{Decision, Event, Observer, Policy, Principal, ToolCall, ToolSpec};
+
+/// What a role may do.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleDef {
+    /// The agents the role may run (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+    /// The tools the role may use (all when absent); the model sees only these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// What the role may read and write with SQL, and the rows it sees.
+    #[serde(default, skip_serializing_if = "SqlRules::is_empty")]
+    pub sql: SqlRules,
+    /// Tools whose every call waits for approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approve: Vec<String>,
+    /// Write tools declared in the config that this role may call without approval (they need it otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip_approval: Vec<String>,
+    /// Tools whose results are trusted: reading them does not make later writes wait for approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted: Vec<String>,
+    /// Most rows one query returns for this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<usize>,
+}
+
+/// SQL allowlists and row filters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlRules {
+    /// Tables the role may read: `"*"` for every column, or the columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub read: BTreeMap<String, Columns>,
+    /// Tables the role may write: `"*"` for every column, or the columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub write: BTreeMap<String, Columns>,
+    /// Row filters by table: a condition with `{principal.ATTRIBUTE}` placeholders, bound to the principal's
+    /// values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rows: BTreeMap<String, String>,
+}
+
+impl SqlRules {
+    /// True when the role has no SQL rules (it may read what the database lets it read).
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.write.is_empty() && self.rows.is_empty()
+    }
+}
+
+/// The columns of a table a role may use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Columns {
+    /// `"*"`: every column.
+    All(String),
+    /// These columns.
+    Some(Vec<String>),
+}
+
+/// A local identity for the CLI: its role and attributes (`customer_id`, `department`, …).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrincipalDef {
+    /// The role.
+    pub role: String,
+    /// Everything else: attributes that row filters can use as `{principal.NAME}`.
+    #[serde(flatten)]
+    pub attributes: BTreeMap<String, Value>,
+}
+
+/// Tools that only compute (no data from outside the run): reading them taints nothing.
+const PURE_TOOLS: &[&str] = &["current_date", "calculator"];
+
+/// The policy of one run tree for one principal: a role's tool list, approvals and the untrusted-data rule.
+/// It is also an [`Observer`]: it watches the run's tool results to know when untrusted data was read.
+#[derive(Debug)]
+pub struct RolePolicy {
+    role_name: Option<String>,
+    role: RoleDef,
+    /// Config-declared tools that write (they need approval unless the role's `skip_approval` names them).
+    declared_writes: BTreeSet<String>,
+    /// Tools whose results the config trusts, beside the role's.
+    trusted: BTreeSet<String>,
+    /// Set once a tool that reads outside data returned.
+    tainted: AtomicBool,
+    /// The tool whose result tainted the run, for the reason shown.
+    tainted_by: Mutex<Option<String>>,
+}
+
+impl RolePolicy {
+    /// The policy for `role` (`None`: the local user, who may use everything), where `declared_writes` are the
+    /// config's write tools and `trusted` the tools the config trusts.
+    pub fn new(
+        role: Option<(&str, &RoleDef)>,
+        declared_writes: BTreeSet<String>,
+        trusted: BTreeSet<String>,
+    ) -> Self {
+        Self {
+            role_name: role.map(|(name, _)| name.to_owned()),
+            role: role.map(|(_, def)| def.clone()).unwrap_or_default(),
+            declared_writes,
+            trusted,
+            tainted: AtomicBool::new(false),
+            tainted_by: Mutex::new(None),
+        }
+    }
+
+    /// True when the role may use `tool`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        self.role
+            .tools
+            .as_ref()
+            .is_none_or(|tools| tools.iter().any(|t| t == tool))
+    }
+
+    fn role_label(&self) -> String {
+        match &self.role_name {
+            Some(name) => format!("the role `{name}`"),
+            None => "this user".to_owned(),
+        }
+    }
+
+    fn is_trusted(&self, tool: &str) -> bool {
+        PURE_TOOLS.contains(&tool)
+            || self.trusted.contains(tool)
+            || self.role.trusted.iter().any(|t| t == tool)
+    }
+
+    /// True once the run read data from outside it.
+    pub fn is_tainted(&self) -> bool {
+        self.tainted.load(Ordering::SeqCst)
+    }
+}
+
+impl Policy for RolePolicy {
+    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision {
+        let name = call.name.as_str();
+        if !self.allows_tool(name) {
+            return Decision::Deny {
+                reason: format!(
+                    "`{name}` is not allowed for {}; it may use: {}",
+                    self.role_label(),
+                    self.role.tools.as_deref().unwrap_or_default().join(", ")
+                ),
+            };
+        }
+        if self.role.approve.iter().any(|t| t == name) {
+            return Decision::NeedsApproval {
+                reason: format!(
+                    "{} needs approval for `{name}` with {args}",
+                    self.role_label()
+                ),
+            };
+        }
+        let writes = !spec.annotations.read_only;
+        if writes && self.is_tainted() {
+            let by = self
+                .tainted_by
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .unwrap_or_default();
+            return Decision::NeedsApproval {
+                reason: format!(
+                    "write after untrusted data: this run read `{by}`'s results, which may hold planted \
+                     instructions; `{name}` with {args} needs approval"
+                ),
+            };
+        }
+        if writes
+            && self.declared_writes.contains(name)
+            && !self.role.skip_approval.iter().any(|t| t == name)
+        {
+            return Decision::NeedsApproval {
+                reason: format!(
+                    "`{name}` writes, and write tools declared in steward.yaml need approval unless the role's \
+                     `skip_approval` names them; with {args}"
+                ),
+            };
+        }
+        if spec.annotations.needs_approval {
+            return Decision::NeedsApproval {
+                reason: format!("`{name}` with {args} needs approval"),
+            };
+        }
+        Decision::Allow
+    }
+}
+
+impl Observer for RolePolicy {
+    fn on_event(&self, event: &Event) {
+        if let Event::ToolResult {
+            tool,
+            is_error: false,
+            ..
+        } = event
+            && !self.is_trusted(tool)
+            && !self.tainted.swap(true, Ordering::SeqCst)
+        {
+            *self
+                .tainted_by
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(tool.clone());
+        }
+    }
+}
+
+/// The principal a command runs for: `principal` (a name from the config's `principals`), else `role` (a bare
+/// role, no attributes), else the config's `defaults`, else the local user (no role: everything allowed).
+pub fn resolve_principal(
+    config: &crate::Config,
+    principal: Option<&str>,
+    role: Option<&str>,
+) -> Result<Principal, crate::AppError> {
+    let principal = principal.or(config.defaults.principal.as_deref());
+    if let Some(name) = principal {
+        let Some(def) = config.principals.get(name) else {
+            let known: Vec<_> = config.principals.keys().map(String::as_str).collect();
+            return Err(crate::AppError::Config(format!(
+                "there is no principal named `{name}`{}",
+                if known.is_empty() {
+                    "; define one under `principals:` in steward.yaml".to_owned()
+                } else {
+                    format!("; the principals are: {}", known.join(", "))
+                }
+            )));
+        };
+        if let Some(role) = role
+            && role != def.role
+        {
+            return Err(crate::AppError::Config(format!(
+                "the principal `{name}` has the role `{}`, not `{role}`: pass one of --principal and --role",
+                def.role
+            )));
+        }
+        let mut p = Principal::named(name);
+        p.role = Some(def.role.clone());
+        p.attributes = def.attributes.clone();
+        return Ok(p);
+    }
+    match role.or(config.defaults.role.as_deref()) {
+        Some(role) => {
+            if !config.roles.contains_key(role) {
+                let known: Vec<_> = config.roles.keys().map(String::as_str).collect();
+                return Err(crate::AppError::Config(format!(
+                    "there is no role named `{role}`{}",
+                    if known.is_empty() {
+                        "; define one under `roles:` in steward.yaml".to_owned()
+                    } else {
+                        format!("; the roles are: {}", known.join(", "))
+                    }
+                )));
+            }
+            let mut p = Principal::local();
+            p.role = Some(role.to_owned());
+            Ok(p)
+        }
+        None => Ok(Principal::local()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use steward_core::ToolAnnotations;
+
+    fn spec(name: &str, read_only: bool) -> ToolSpec {
+        let mut spec = ToolSpec::new(name, "t", serde_json::json!({"type": "object"}));
+        spec.annotations = ToolAnnotations::new().read_only(read_only);
+        spec
+    }
+
+    fn decide(policy: &RolePolicy, name: &str, read_only: bool) -> Decision {
+        policy.decide(
+            &ToolCall::new("c", name, "{}"),
+            &spec(name, read_only),
+            &serde_json::json!({}),
+        )
+    }
+
+    fn result(tool: &str) -> Event {
+        Event::ToolResult {
+            run_id: "r".into(),
+            call_id: "c".into(),
+            tool: tool.into(),
+            content: "rows".into(),
+            is_error: false,
+            data: None,
+            diagnostic: None,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_role_denies_tools_it_does_not_list_and_holds_the_ones_it_approves() {
+        let role = RoleDef {
+            tools: Some(vec!["add_expense".into(), "list_expenses".into()]),
+            approve: vec!["add_expense".into()],
+            ..RoleDef::default()
+        };
+        let policy = RolePolicy::new(
+            Some(("bookkeeper", &role)),
+            BTreeSet::new(),
+            BTreeSet::new(),
+        );
+        assert!(matches!(
+            decide(&policy, "list_expenses", true),
+            Decision::Allow
+        ));
+        assert!(matches!(
+            decide(&policy, "add_expense", false),
+            Decision::NeedsApproval { .. }
+        ));
+        let Decision::Deny { reason } = decide(&policy, "run_sql", true) else {
+            panic!()
+        };
+        assert_eq!(
+            reason,
+            "`run_sql` is not allowed for the role `bookkeeper`; it may use: add_expense, list_expenses"
+        );
+    }
+
+    #[test]
+    fn a_write_after_untrusted_data_waits_for_approval_unless_the_reader_is_trusted() {
+        let policy = RolePolicy::new(None, BTreeSet::new(), BTreeSet::new());
+        assert!(matches!(
+            decide(&policy, "move_task", false),
+            Decision::Allow
+        ));
+        policy.on_event(&result("current_date"));
+        assert!(matches!(
+            decide(&policy, "move_task", false),
+            Decision::Allow
+        ));
+        policy.on_event(&result("get_inbox_tasks"));
+        let Decision::NeedsApproval { reason } = decide(&policy, "move_task", false) else {
+            panic!()
+        };
+        assert!(reason.starts_with("write after untrusted data: this run read `get_inbox_tasks`"));
+        // Reads go on.
+        assert!(matches!(
+            decide(&policy, "get_projects", true),
+            Decision::Allow
+        ));
+
+        let trusted = RolePolicy::new(None, BTreeSet::new(), ["get_inbox_tasks".to_owned()].into());
+        trusted.on_event(&result("get_inbox_tasks"));
+        assert!(matches!(
+            decide(&trusted, "move_task", false),
+            Decision::Allow
+        ));
+    }
+
+    #[test]
+    fn declared_write_tools_need_approval_unless_the_role_skips_it() {
+        let writes: BTreeSet<String> = ["add_note_task".to_owned()].into();
+        let policy = RolePolicy::new(None, writes.clone(), BTreeSet::new());
+        assert!(matches!(
+            decide(&policy, "add_note_task", false),
+            Decision::NeedsApproval { .. }
+        ));
+        let role = RoleDef {
+            skip_approval: vec!["add_note_task".into()],
+            ..RoleDef::default()
+        };
+        let policy = RolePolicy::new(Some(("clerk", &role)), writes, BTreeSet::new());
+        assert!(matches!(
+            decide(&policy, "add_note_task", false),
+            Decision::Allow
+        ));
+    }
+}
