@@ -136,7 +136,12 @@ impl App {
             None => (None, None),
         };
         let mut registry = ToolRegistry::builtin();
-        let declared_writes = crate::declared::register(&config, &databases, &mut registry).await?;
+        let access = crate::roles::access_fn(&config.roles);
+        if let Some(kit) = &kit {
+            kit.set_access(access.clone());
+        }
+        let declared_writes =
+            crate::declared::register(&config, &databases, &mut registry, &access).await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());
         for (name, def) in &config.agents {
             agents.insert(name.clone(), def.clone());
@@ -288,14 +293,20 @@ impl App {
                     }
                 }
             }
-            if !def.sql.is_empty() {
-                // Refused rather than ignored: a row filter that silently did nothing would show every row.
+            if !def.sql.write.is_empty() {
+                // Refused rather than ignored: a write allowlist that silently did nothing would allow all.
                 return Err(AppError::Config(format!(
-                    "{}: SQL allowlists and row filters (`sql:`) are not enforced by this version of steward; \
-                     remove them, and limit the role to tools that read only what it may see",
-                    self.config.locate(&["roles", role, "sql"])
+                    "{}: SQL write allowlists (`sql.write`) are not enforced by this version of steward; remove \
+                     them, and give the role only the write tools it may use",
+                    self.config.locate(&["roles", role, "sql", "write"])
                 )));
             }
+            crate::roles::check_sql(&def.sql).map_err(|e| {
+                AppError::Config(format!(
+                    "{}: {e}",
+                    self.config.locate(&["roles", role, "sql", "rows"])
+                ))
+            })?;
             for (table, columns) in &def.sql.read {
                 if let crate::roles::Columns::All(star) = columns
                     && star != "*"

@@ -17,6 +17,7 @@ pub(crate) async fn register(
     config: &Config,
     databases: &BTreeMap<String, Arc<Database>>,
     registry: &mut ToolRegistry,
+    access: &steward_sql::AccessFn,
 ) -> Result<BTreeSet<String>, AppError> {
     let mut writes = BTreeSet::new();
     for (name, value) in &config.tools {
@@ -24,7 +25,7 @@ pub(crate) async fn register(
         let def: ToolDef = serde_yaml::from_value(value.clone())
             .map_err(|e| AppError::Config(format!("{place}: tools.{name}: {e}")))?;
         let tool = def
-            .build(name, databases)
+            .build_with_access(name, databases, Some(access.clone()))
             .await
             .map_err(|e| AppError::Config(format!("{place}: {e}")))?;
         if !tool.spec().annotations.read_only {

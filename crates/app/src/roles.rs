@@ -24,6 +24,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use steward_core::{Decision, Event, Observer, Policy, Principal, ToolCall, ToolSpec};
+use steward_sql::{AccessFn, Dialect, GuardPolicy, Scope};
 
 /// What a role may do.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -230,6 +231,62 @@ impl Observer for RolePolicy {
                 .unwrap_or_else(PoisonError::into_inner) = Some(tool.clone());
         }
     }
+}
+
+/// How the SQL tools find each principal's access: its role's `sql.read` tables and columns (allowlists) and
+/// `sql.rows` filters bound to its attributes. A principal without a role, or whose role has no `sql` rules,
+/// is limited by nothing but the guard.
+pub fn access_fn(roles: &BTreeMap<String, RoleDef>) -> AccessFn {
+    let roles = roles.clone();
+    AccessFn::new(move |principal: &Principal, dialect: Dialect| {
+        let Some(role) = principal.role.as_ref().and_then(|r| roles.get(r)) else {
+            return Ok(None);
+        };
+        access(&role.sql, &principal.attributes, dialect).map(Some)
+    })
+}
+
+/// The allowlists and scope of one role's SQL rules for a principal with `attributes`.
+fn access(
+    sql: &SqlRules,
+    attributes: &BTreeMap<String, Value>,
+    dialect: Dialect,
+) -> Result<(GuardPolicy, Scope), String> {
+    let mut policy = GuardPolicy::default();
+    let mut scope = Scope::new();
+    if !sql.read.is_empty() {
+        policy.tables = Some(sql.read.keys().cloned().collect());
+        let mut columns = BTreeMap::new();
+        for (table, allowed) in &sql.read {
+            if let Columns::Some(list) = allowed {
+                columns.insert(table.clone(), list.clone());
+                scope.columns(table, list.clone());
+            }
+        }
+        if !columns.is_empty() {
+            policy.columns = Some(columns);
+        }
+    }
+    for (table, condition) in &sql.rows {
+        scope.filter(dialect, table, condition, attributes)?;
+    }
+    Ok((policy, scope))
+}
+
+/// Checks a role's SQL rules: each row filter parses as a condition (attributes stand in as 0).
+pub(crate) fn check_sql(sql: &SqlRules) -> Result<(), String> {
+    let mut attributes = BTreeMap::new();
+    for condition in sql.rows.values() {
+        for part in condition.split("{principal.").skip(1) {
+            if let Some((name, _)) = part.split_once('}') {
+                attributes.insert(name.to_owned(), Value::from(0));
+            }
+        }
+    }
+    for dialect in [Dialect::Sqlite, Dialect::Postgres, Dialect::Mysql] {
+        access(sql, &attributes, dialect)?;
+    }
+    Ok(())
 }
 
 /// The principal a command runs for: `principal` (a name from the config's `principals`), else `role` (a bare

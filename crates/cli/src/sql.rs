@@ -101,6 +101,9 @@ pub(crate) struct RunArgs {
 
     /// The SQL; `-` reads it from standard input.
     sql: String,
+
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
 }
 
 /// Exit code when the guard refused the SQL or the query failed.
@@ -230,13 +233,25 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
         timeout: Duration::from_secs(args.time_limit),
         ..QueryLimits::default()
     };
+    // A principal or role reads only what its role's `sql` rules allow, rows filtered.
+    let config = crate::agents::config()?;
+    let principal = args.identity.principal(&config)?;
+    let access = steward_app::roles::access_fn(&config.roles);
     let bar = db::spinner("running the query");
-    let result = db.query(&guard, &sql, &limits).await;
+    let result =
+        steward_sql::read_as(&db, &guard, Some(&access), &principal, &sql, &[], &limits).await;
     bar.finish_and_clear();
     db.close().await;
     match result {
-        Ok(result) => {
+        Ok((result, filtered)) => {
             print_rows(format, &result)?;
+            for (table, filter) in filtered {
+                note!(
+                    "{}",
+                    Style::stderr()
+                        .dim(&format!("(rows of {table} filtered by the role: {filter})"))
+                );
+            }
             Ok(exit::OK)
         }
         Err(

@@ -41,13 +41,15 @@ pub use execute::{
     MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text,
 };
 pub use guard::ServerSettings;
-pub use guard::{Guard, GuardPolicy, NamedSql, Reason, StatementClass, Verdict, WriteKind};
+pub use guard::{
+    Guard, GuardPolicy, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,
+};
 pub use privileges::Privileges;
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
 /// steward-core).
 pub use steward_core::redact::redact_url;
 pub use tools::{
-    AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer, SqlToolkit,
-    TextToSql,
+    AccessFn, AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer,
+    SqlToolkit, TextToSql, filtered_note, read_as,
 };
 pub use write::WriteTx;

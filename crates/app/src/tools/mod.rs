@@ -58,6 +58,17 @@ impl ToolDef {
         name: &str,
         databases: &BTreeMap<String, Arc<Database>>,
     ) -> Result<Arc<dyn Tool>, ToolDefError> {
+        self.build_with_access(name, databases, None).await
+    }
+
+    /// [`ToolDef::build`], where a SQL tool reads for each call's principal only what `access` allows it
+    /// (its roles' table and column allowlists and row filters).
+    pub async fn build_with_access(
+        self,
+        name: &str,
+        databases: &BTreeMap<String, Arc<Database>>,
+        access: Option<steward_sql::AccessFn>,
+    ) -> Result<Arc<dyn Tool>, ToolDefError> {
         match self {
             Self::Sql(def) => {
                 let Some(db) = databases.get(&def.database) else {
@@ -75,7 +86,9 @@ impl ToolDef {
                         known,
                     });
                 };
-                Ok(Arc::new(SqlTool::build(name, def, db.clone()).await?))
+                let mut tool = SqlTool::build(name, def, db.clone()).await?;
+                tool.access = access;
+                Ok(Arc::new(tool))
             }
             Self::Http(def) => Ok(Arc::new(HttpTool::build(name, def)?)),
         }

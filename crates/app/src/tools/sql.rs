@@ -81,6 +81,8 @@ pub struct SqlTool {
     binds: Vec<String>,
     params: Parameters,
     plan: Plan,
+    /// Each principal's SQL access (reads only).
+    pub(crate) access: Option<steward_sql::AccessFn>,
 }
 
 impl SqlTool {
@@ -200,6 +202,7 @@ impl SqlTool {
             binds: named.names,
             params: def.parameters,
             plan,
+            access: None,
         })
     }
 
@@ -229,16 +232,28 @@ impl SqlTool {
 
     async fn read(
         &self,
+        ctx: &ToolContext,
         guard: &Guard,
         limits: &QueryLimits,
         params: &[Param],
     ) -> Result<ToolOutput, ToolError> {
-        let result = self
-            .db
-            .query_with(guard, &self.sql, params, limits)
-            .await
-            .map_err(|e| sql_error(e, false))?;
-        Ok(table_output(&result))
+        let (result, filtered) = steward_sql::read_as(
+            &self.db,
+            guard,
+            self.access.as_ref(),
+            &ctx.principal,
+            &self.sql,
+            params,
+            limits,
+        )
+        .await
+        .map_err(|e| sql_error(e, false))?;
+        let mut output = table_output(&result);
+        let note = steward_sql::filtered_note(&filtered);
+        if !note.is_empty() {
+            output.content = format!("{note}{}", output.content);
+        }
+        Ok(output)
     }
 
     async fn write(
@@ -275,7 +290,7 @@ impl Tool for SqlTool {
         let args = self.params.apply_defaults(args);
         let params = self.bind(&args)?;
         match &self.plan {
-            Plan::Read { guard, limits } => self.read(guard, limits, &params).await,
+            Plan::Read { guard, limits } => self.read(ctx, guard, limits, &params).await,
             Plan::Write { kind, ledger } => self.write(ctx, *kind, ledger, &args, &params).await,
         }
     }

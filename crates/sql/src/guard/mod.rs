@@ -30,6 +30,7 @@ mod live;
 mod named;
 mod parse;
 mod policy;
+mod scope;
 mod sensitive;
 mod settings;
 mod verdict;
@@ -38,6 +39,7 @@ mod write;
 
 pub use named::NamedSql;
 pub use policy::GuardPolicy;
+pub use scope::{Scope, Scoped};
 pub use settings::ServerSettings;
 pub use verdict::{Reason, StatementClass, Verdict};
 pub use write::WriteKind;
@@ -82,6 +84,14 @@ impl Guard {
     pub fn with_policy(mut self, policy: GuardPolicy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// The same guard without column allowlists (for text whose tables already show only allowed columns,
+    /// see [`Guard::scoped`]).
+    pub fn without_columns(&self) -> Self {
+        let mut guard = self.clone();
+        guard.policy.columns = None;
+        guard
     }
 
     /// The same guard for a server whose text settings are known.

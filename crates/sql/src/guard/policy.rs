@@ -54,6 +54,26 @@ pub(super) fn check_policy(
             "`*` would read columns outside the allowed ones; name the columns.".to_owned(),
         ));
     }
+    // A qualified column (`c.email`) belongs to the table its qualifier names, through a table alias or not.
+    for (qualifier, column) in &walker.qualified {
+        let table = walker
+            .aliased
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(qualifier))
+            .map_or(qualifier.as_str(), |(_, table)| table.as_str());
+        let Some((_, allowed)) = restricted.iter().find(|(t, _)| same_table(t, table)) else {
+            continue;
+        };
+        if !allowed.iter().any(|c| c.eq_ignore_ascii_case(column)) {
+            reasons.push(reason(
+                "column_not_allowed",
+                format!(
+                    "Column `{qualifier}.{column}` may not be read. Columns of {table} you may read: {}.",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
     // A column is fine when an alias defines it, when a referenced table without a column list may have
     // it, or when one of the restricted tables allows it.
     let unrestricted = tables

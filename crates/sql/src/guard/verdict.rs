@@ -26,7 +26,7 @@ pub struct Reason {
     /// `select_into`, `locking_read`, `explain_analyze`, `copy`, `set`, `transaction_control`, `attach`,
     /// `pragma`, `executable_comment`, `optimizer_hint`, `variable_assignment`, `forbidden_function`,
     /// `sensitive_catalog`, `ambiguous_text`, `too_long`, `too_deep`, `table_not_allowed`,
-    /// `column_not_allowed`; for statements written by people ([`crate::Guard::bind_named`],
+    /// `column_not_allowed`, `scope` (a query that cannot be limited to what the principal may see); for statements written by people ([`crate::Guard::bind_named`],
     /// [`crate::Guard::check_write`]) also `positional_placeholder` and `not_a_write`.
     pub code: String,
     /// What is wrong and what to do instead.

@@ -35,6 +35,8 @@ pub(super) struct Walker<'a> {
     relations: Vec<String>,
     ctes: BTreeSet<String>,
     pub(super) columns: BTreeSet<String>,
+    /// Qualified column references: (qualifier, column), e.g. `c.email`.
+    pub(super) qualified: BTreeSet<(String, String)>,
     pub(super) aliases: BTreeSet<String>,
     pub(super) aliased: Vec<(String, String)>,
     pub(super) wildcard: bool,
@@ -50,6 +52,7 @@ impl<'a> Walker<'a> {
             relations: Vec::new(),
             ctes: BTreeSet::new(),
             columns: BTreeSet::new(),
+            qualified: BTreeSet::new(),
             aliases: BTreeSet::new(),
             aliased: Vec::new(),
             wildcard: false,
@@ -287,6 +290,9 @@ impl Visitor for Walker<'_> {
                     self.columns.insert(last.value.clone());
                     if parts.len() > 1 {
                         self.attribute_call(&last.value);
+                        let qualifier = &parts[parts.len() - 2].value;
+                        self.qualified
+                            .insert((qualifier.clone(), last.value.clone()));
                     }
                 }
             }

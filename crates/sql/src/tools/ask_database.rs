@@ -185,8 +185,9 @@ Schema:
         let run_sql = TypedTool::new(
             "run_sql",
             format!("Runs one read-only {dialect} query and returns its rows."),
-            move |_ctx, args: RunSqlArgs| {
+            move |ctx, args: RunSqlArgs| {
                 let (kit, attempts) = (kit.clone(), attempts.clone());
+                let principal = ctx.principal.clone();
                 async move {
                     let lock = || attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     {
@@ -198,9 +199,9 @@ Schema:
                         }
                         state.tried += 1;
                     }
-                    match kit.db.query(&kit.guard, &args.sql, &kit.limits).await {
-                        Ok(result) => {
-                            let out = table_output(&result, "");
+                    match kit.read_as(&principal, &args.sql, &[], &kit.limits).await {
+                        Ok((result, filtered)) => {
+                            let out = table_output(&result, &super::filtered_note(&filtered));
                             let mut state = lock();
                             state.good = Some((args.sql, result));
                             Ok(out)

@@ -2,6 +2,7 @@
 //! `query_table` (structured: table and columns offered as enums from the catalog, typed filters), and
 //! `ask_database`, the text-to-SQL sub-agent.
 
+mod access;
 mod ask_database;
 mod catalog_tools;
 mod query_table;
@@ -17,17 +18,30 @@ use crate::error::SqlError;
 use crate::execute::{QueryLimits, QueryResult};
 use crate::guard::{Guard, GuardPolicy};
 
+pub use access::{AccessFn, filtered_note, read_as};
 pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
 pub use catalog_tools::{DescribeTablesArgs, ListTablesArgs};
 pub use run_sql::RunSqlArgs;
 
 /// Everything the SQL tools share: the database, its catalog, the guard and the limits.
-#[derive(Debug)]
 pub struct SqlToolkit {
     pub(crate) db: Arc<Database>,
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) guard: Guard,
     pub(crate) limits: QueryLimits,
+    /// Each principal's SQL access (none: only the guard's policy applies).
+    pub(crate) access: std::sync::OnceLock<AccessFn>,
+}
+
+impl std::fmt::Debug for SqlToolkit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlToolkit")
+            .field("db", &self.db)
+            .field("guard", &self.guard)
+            .field("limits", &self.limits)
+            .field("access", &self.access.get().is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SqlToolkit {
@@ -55,7 +69,34 @@ impl SqlToolkit {
             db,
             catalog: Arc::new(catalog),
             limits,
+            access: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Sets how each principal's SQL access is found (once; later calls are ignored). The tools then read
+    /// for the principal of each call only what its access allows.
+    pub fn set_access(&self, access: AccessFn) {
+        let _ = self.access.set(access);
+    }
+
+    /// Runs a read for `principal` (see [`read_as`]).
+    pub async fn read_as(
+        &self,
+        principal: &steward_core::Principal,
+        sql: &str,
+        params: &[crate::execute::Param],
+        limits: &QueryLimits,
+    ) -> Result<(QueryResult, Vec<(String, String)>), SqlError> {
+        read_as(
+            &self.db,
+            &self.guard,
+            self.access.get(),
+            principal,
+            sql,
+            params,
+            limits,
+        )
+        .await
     }
 
     /// The database.

@@ -327,7 +327,7 @@ impl Tool for QueryTable {
         &self.spec
     }
 
-    async fn call(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
         let (sql, params) = self.build(&args)?;
         let limits = QueryLimits {
@@ -339,12 +339,12 @@ impl Tool for QueryTable {
             .unwrap_or(self.kit.limits.max_rows),
             ..self.kit.limits
         };
-        let result = self
+        let (result, filtered) = self
             .kit
-            .db
-            .query_with(&self.kit.guard, &sql, &params, &limits)
+            .read_as(&ctx.principal, &sql, &params, &limits)
             .await
             .map_err(tool_error)?;
-        Ok(table_output(&result, &format!("SQL: {sql}")))
+        let note = super::filtered_note(&filtered);
+        Ok(table_output(&result, &format!("{note}SQL: {sql}")))
     }
 }

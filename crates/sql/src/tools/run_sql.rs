@@ -28,13 +28,12 @@ pub(super) fn run_sql(kit: Arc<SqlToolkit>) -> impl Tool {
         "run_sql",
         description,
         kit,
-        |kit, _ctx, args: RunSqlArgs| async move {
-            let result = kit
-                .db
-                .query(&kit.guard, &args.sql, &kit.limits)
+        |kit, ctx, args: RunSqlArgs| async move {
+            let (result, filtered) = kit
+                .read_as(&ctx.principal, &args.sql, &[], &kit.limits)
                 .await
                 .map_err(tool_error)?;
-            Ok(table_output(&result, ""))
+            Ok(table_output(&result, &super::filtered_note(&filtered)))
         },
     )
     .read_only()

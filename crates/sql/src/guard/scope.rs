@@ -1,0 +1,425 @@
+//! What one principal may see: the tables and columns it may read and the rows of each table, applied to a
+//! query's syntax tree.
+//!
+//! Every reference to a scoped table — in the main query, a subquery, a CTE or a join, under any alias — is
+//! replaced in the tree by a derived table of the same name that selects only the allowed columns and only the
+//! rows the filter lets through: `FROM orders o` becomes
+//! `FROM (SELECT * FROM orders WHERE customer_id = 1) AS o`. The principal's values enter the filter's tree as
+//! literals, never as text spliced into the query. The tree is printed back to SQL, and that text is checked
+//! by the guard again before it runs: the text that runs is the text that was checked.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+use serde_json::Value as Json;
+use sqlparser::ast::{
+    Expr, Ident, ObjectNamePart, Query, SetExpr, Statement, TableAlias, TableFactor, Value,
+    ValueWithSpan, VisitMut, VisitorMut, visit_expressions_mut,
+};
+use sqlparser::parser::Parser;
+
+use super::{Guard, Verdict, lex, parse, reason, verdict};
+use crate::dialect::Dialect;
+
+/// The prefix a `{principal.NAME}` placeholder is parsed as, before the principal's value replaces it.
+const PLACEHOLDER: &str = "__steward_principal__";
+
+/// What a principal may see of each table it is scoped on (tables not named here are not touched).
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    tables: BTreeMap<String, TableScope>,
+}
+
+/// One table's scope.
+#[derive(Clone, Debug, Default)]
+struct TableScope {
+    /// The columns the principal may read (`None`: all).
+    columns: Option<Vec<String>>,
+    /// The row filter, with the principal's values in it, and its text as configured.
+    filter: Option<(Expr, String)>,
+}
+
+impl Scope {
+    /// No scope: queries run as they are.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when nothing is scoped.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Lets the principal read only `columns` of `table`.
+    pub fn columns(&mut self, table: &str, columns: Vec<String>) {
+        self.tables.entry(key(table)).or_default().columns = Some(columns);
+    }
+
+    /// Lets the principal see only the rows of `table` where `condition` holds; `{principal.NAME}` in it
+    /// stands for the principal's attribute `NAME` (a missing attribute is an error: the table would otherwise
+    /// show every row).
+    pub fn filter(
+        &mut self,
+        dialect: Dialect,
+        table: &str,
+        condition: &str,
+        attributes: &BTreeMap<String, Json>,
+    ) -> Result<(), String> {
+        let expr = filter_expr(dialect, condition, attributes)?;
+        self.tables.entry(key(table)).or_default().filter = Some((expr, condition.to_owned()));
+        Ok(())
+    }
+
+    /// The row filters, as configured, by table (for telling the model that rows were filtered).
+    pub fn filters(&self) -> Vec<(String, String)> {
+        self.tables
+            .iter()
+            .filter_map(|(t, s)| s.filter.as_ref().map(|(_, text)| (t.clone(), text.clone())))
+            .collect()
+    }
+}
+
+/// A query made to fit a scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scoped {
+    /// The text to run (already checked by the guard).
+    pub sql: String,
+    /// The tables whose rows were filtered, with their filters as configured.
+    pub filtered: Vec<(String, String)>,
+}
+
+fn key(table: &str) -> String {
+    table
+        .rsplit('.')
+        .next()
+        .unwrap_or(table)
+        .trim_matches(['"', '`', '[', ']'])
+        .to_ascii_lowercase()
+}
+
+/// Parses a filter condition, with each `{principal.NAME}` replaced in the tree by the attribute's value.
+fn filter_expr(
+    dialect: Dialect,
+    condition: &str,
+    attributes: &BTreeMap<String, Json>,
+) -> Result<Expr, String> {
+    let mut text = String::new();
+    let mut rest = condition;
+    while let Some(start) = rest.find("{principal.") {
+        text.push_str(&rest[..start]);
+        let after = &rest[start + "{principal.".len()..];
+        let end = after.find('}').ok_or_else(|| {
+            format!("the row filter `{condition}` has a `{{principal.` without `}}`")
+        })?;
+        let name = &after[..end];
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!(
+                "the row filter `{condition}` names `{{principal.{name}}}`: attribute names are letters, digits and _"
+            ));
+        }
+        text.push_str(PLACEHOLDER);
+        text.push_str(name);
+        rest = &after[end + 1..];
+    }
+    text.push_str(rest);
+    let parser_dialect = dialect.parser();
+    let mut expr = Parser::new(parser_dialect.as_ref())
+        .try_with_sql(&text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| format!("the row filter `{condition}` is not a SQL condition: {e}"))?;
+    let mut missing = None;
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        if let Expr::Identifier(ident) = e
+            && let Some(name) = ident.value.strip_prefix(PLACEHOLDER)
+        {
+            match attributes.get(name).and_then(literal) {
+                Some(value) => *e = Expr::Value(ValueWithSpan::from(value)),
+                None => missing = Some(name.to_owned()),
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    match missing {
+        Some(name) => Err(format!(
+            "the row filter `{condition}` needs the principal's `{name}`, which this principal does not have"
+        )),
+        None => Ok(expr),
+    }
+}
+
+/// A principal's attribute as a SQL literal (numbers, strings, booleans; nothing else).
+fn literal(value: &Json) -> Option<Value> {
+    match value {
+        Json::Number(n) => Some(Value::Number(n.to_string(), false)),
+        Json::String(s) => Some(Value::SingleQuotedString(s.clone())),
+        Json::Bool(b) => Some(Value::Boolean(*b)),
+        _ => None,
+    }
+}
+
+/// Replaces every reference to a scoped table with its scoped derived table.
+struct Rewriter<'a> {
+    dialect: Dialect,
+    scope: &'a Scope,
+    filtered: BTreeMap<String, String>,
+    error: Option<String>,
+}
+
+impl VisitorMut for Rewriter<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if let SetExpr::Table(table) = query.body.as_ref()
+            && let Some(name) = &table.table_name
+            && self.scope.tables.contains_key(&key(name))
+        {
+            self.error = Some(format!(
+                "`TABLE {name}` cannot be limited to what you may see; write SELECT … FROM {name}"
+            ));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    // After the children: the derived table put in its place is not visited again.
+    fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+        let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = factor
+        else {
+            return ControlFlow::Continue(());
+        };
+        let Some(ObjectNamePart::Identifier(last)) = name.0.last() else {
+            return ControlFlow::Continue(());
+        };
+        let Some(scope) = self.scope.tables.get(&key(&last.value)) else {
+            return ControlFlow::Continue(());
+        };
+        let columns = match &scope.columns {
+            Some(columns) => columns
+                .iter()
+                .map(|c| quoted(self.dialect, c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "*".to_owned(),
+        };
+        let filter = scope
+            .filter
+            .as_ref()
+            .map(|(expr, _)| format!(" WHERE {expr}"))
+            .unwrap_or_default();
+        let text = format!("SELECT {columns} FROM {name}{filter}");
+        let subquery = match parse::parse(self.dialect, &text).map(|mut s| s.pop()) {
+            Ok(Some(Statement::Query(query))) => query,
+            _ => {
+                self.error = Some(format!("the scope of `{name}` could not be applied"));
+                return ControlFlow::Break(());
+            }
+        };
+        if let Some((_, text)) = &scope.filter {
+            self.filtered.insert(key(&last.value), text.clone());
+        }
+        let alias = alias.clone().unwrap_or_else(|| TableAlias {
+            explicit: true,
+            name: last.clone(),
+            columns: Vec::new(),
+            at: None,
+        });
+        *factor = TableFactor::Derived {
+            lateral: false,
+            subquery,
+            alias: Some(alias),
+            sample: None,
+        };
+        ControlFlow::Continue(())
+    }
+}
+
+fn quoted(dialect: Dialect, name: &str) -> String {
+    let quote = if dialect == Dialect::Mysql { '`' } else { '"' };
+    Ident::with_quote(quote, name).to_string()
+}
+
+impl Guard {
+    /// The text of `sql` limited to `scope`: checked as it is first (the refusals name the tables and columns
+    /// that may not be read), then rewritten so that every scoped table shows only its allowed columns and
+    /// rows, and the rewritten text checked again. Returns the text to run, or the refusal.
+    pub fn scoped(&self, sql: &str, scope: &Scope) -> Result<Scoped, Verdict> {
+        let first = self.check(sql);
+        if !first.allowed || scope.is_empty() {
+            return if first.allowed {
+                Ok(Scoped {
+                    sql: sql.to_owned(),
+                    filtered: Vec::new(),
+                })
+            } else {
+                Err(first)
+            };
+        }
+        let refuse = |why: String| verdict(first.class, vec![reason("scope", why)], Vec::new());
+        let readings = self
+            .readings(sql)
+            .map_err(|r| verdict(first.class, vec![r], Vec::new()))?;
+        let [lexed] = readings.as_slice() else {
+            return Err(refuse(
+                "This text reads two ways on this server (ANSI_QUOTES), so it cannot be limited to what you may see; write names as `…`."
+                    .to_owned(),
+            ));
+        };
+        let canonical = lex::canonical(sql, &lexed.tokens);
+        let mut statements = parse::parse(self.dialect, &canonical)
+            .map_err(|e| refuse(format!("The query could not be parsed again: {e}")))?;
+        let mut rewriter = Rewriter {
+            dialect: self.dialect,
+            scope,
+            filtered: BTreeMap::new(),
+            error: None,
+        };
+        let _ = statements.visit(&mut rewriter);
+        if let Some(error) = rewriter.error {
+            return Err(refuse(error));
+        }
+        let text = statements
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        // The derived tables list their allowed columns themselves: what reads them needs no column list.
+        let second = self.without_columns().check(&text);
+        if !second.allowed {
+            return Err(second);
+        }
+        Ok(Scoped {
+            sql: text,
+            filtered: rewriter.filtered.into_iter().collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::GuardPolicy;
+
+    fn ada(dialect: Dialect) -> Scope {
+        let attributes: BTreeMap<String, Json> = [("customer_id".to_owned(), Json::from(1))].into();
+        let mut scope = Scope::new();
+        scope
+            .filter(
+                dialect,
+                "orders",
+                "customer_id = {principal.customer_id}",
+                &attributes,
+            )
+            .unwrap();
+        scope.columns("customers", vec!["id".into(), "name".into(), "city".into()]);
+        scope
+            .filter(
+                dialect,
+                "customers",
+                "id = {principal.customer_id}",
+                &attributes,
+            )
+            .unwrap();
+        scope
+    }
+
+    #[test]
+    fn every_reference_to_a_scoped_table_is_filtered_whatever_its_alias_or_depth() {
+        let guard = Guard::new(Dialect::Sqlite);
+        let scoped = guard
+            .scoped(
+                "WITH mine AS (SELECT o.id FROM orders AS o) \
+                 SELECT count(*) FROM mine JOIN (SELECT * FROM orders) x ON x.id = mine.id \
+                 WHERE EXISTS (SELECT 1 FROM main.orders WHERE orders.id = x.id)",
+                &ada(Dialect::Sqlite),
+            )
+            .unwrap();
+        assert_eq!(
+            scoped.sql.matches("WHERE customer_id = 1").count(),
+            3,
+            "{}",
+            scoped.sql
+        );
+        assert!(!scoped.sql.contains("FROM orders AS o)"), "{}", scoped.sql);
+        assert_eq!(
+            scoped.filtered,
+            [(
+                "orders".to_owned(),
+                "customer_id = {principal.customer_id}".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn columns_outside_the_scope_are_refused_and_values_enter_as_literals() {
+        let guard = Guard::new(Dialect::Postgres).with_policy(GuardPolicy {
+            tables: Some(vec!["orders".into(), "customers".into()]),
+            columns: Some(
+                [(
+                    "customers".to_owned(),
+                    vec!["id".into(), "name".into(), "city".into()],
+                )]
+                .into(),
+            ),
+        });
+        let refused = guard
+            .scoped("SELECT email FROM customers", &ada(Dialect::Postgres))
+            .unwrap_err();
+        assert!(
+            refused
+                .reasons
+                .iter()
+                .any(|r| r.message.contains("Column `email` may not be read"))
+        );
+        let scoped = guard
+            .scoped("SELECT name FROM customers", &ada(Dialect::Postgres))
+            .unwrap();
+        assert_eq!(
+            scoped.sql,
+            "SELECT name FROM (SELECT \"id\", \"name\", \"city\" FROM customers WHERE id = 1) AS customers"
+        );
+
+        // A string attribute is one literal, quotes and all.
+        let attributes: BTreeMap<String, Json> =
+            [("dept".to_owned(), Json::from("R&D'; DROP TABLE x; --"))].into();
+        let mut scope = Scope::new();
+        scope
+            .filter(
+                Dialect::Postgres,
+                "expenses",
+                "department = {principal.dept}",
+                &attributes,
+            )
+            .unwrap();
+        let scoped = Guard::new(Dialect::Postgres)
+            .scoped("SELECT count(*) FROM expenses", &scope)
+            .unwrap();
+        assert!(
+            scoped
+                .sql
+                .contains("WHERE department = 'R&D''; DROP TABLE x; --'"),
+            "{}",
+            scoped.sql
+        );
+    }
+
+    #[test]
+    fn a_filter_needing_a_missing_attribute_is_an_error() {
+        let error = Scope::new()
+            .filter(
+                Dialect::Sqlite,
+                "orders",
+                "customer_id = {principal.customer_id}",
+                &BTreeMap::new(),
+            )
+            .unwrap_err();
+        assert!(
+            error.contains("needs the principal's `customer_id`"),
+            "{error}"
+        );
+    }
+}

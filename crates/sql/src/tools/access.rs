@@ -1,0 +1,94 @@
+//! Who is asking: the principal's SQL access (table and column allowlists, row filters) applied to every
+//! query the SQL tools run for it, and said in the observation when rows were filtered.
+
+use std::sync::Arc;
+
+use steward_core::Principal;
+
+use crate::database::Database;
+use crate::dialect::Dialect;
+use crate::error::SqlError;
+use crate::execute::{Param, QueryLimits, QueryResult};
+use crate::guard::{Guard, GuardPolicy, Scope};
+
+/// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else the
+/// allowlists and the scope of its rows; an error when its access cannot be worked out (a row filter needs an
+/// attribute the principal lacks): then it reads nothing.
+#[derive(Clone)]
+pub struct AccessFn(Arc<AccessFnInner>);
+
+type AccessFnInner =
+    dyn Fn(&Principal, Dialect) -> Result<Option<(GuardPolicy, Scope)>, String> + Send + Sync;
+
+impl AccessFn {
+    /// Access worked out by `f` for each principal and dialect.
+    pub fn new(
+        f: impl Fn(&Principal, Dialect) -> Result<Option<(GuardPolicy, Scope)>, String>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// The access of `principal` on a database of `dialect`.
+    pub fn of(
+        &self,
+        principal: &Principal,
+        dialect: Dialect,
+    ) -> Result<Option<(GuardPolicy, Scope)>, String> {
+        (self.0)(principal, dialect)
+    }
+}
+
+impl std::fmt::Debug for AccessFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AccessFn")
+    }
+}
+
+/// A read as the principal may do it: `sql` checked against its allowlists, rewritten to its scope, the
+/// rewritten text checked again and run. Returns the rows and the filters that applied, by table.
+pub async fn read_as(
+    db: &Database,
+    guard: &Guard,
+    access: Option<&AccessFn>,
+    principal: &Principal,
+    sql: &str,
+    params: &[Param],
+    limits: &QueryLimits,
+) -> Result<(QueryResult, Vec<(String, String)>), SqlError> {
+    let scoped = match access.map(|f| f.of(principal, db.dialect())) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(access))) => Some(access),
+        Some(Err(why)) => return Err(SqlError::Refused(format!("Not allowed: {why}."))),
+    };
+    let Some((policy, scope)) = scoped else {
+        return Ok((db.query_with(guard, sql, params, limits).await?, Vec::new()));
+    };
+    let guard = guard.clone().with_policy(policy);
+    let scoped = guard
+        .scoped(sql, &scope)
+        .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;
+    // The rewritten text lists the allowed columns itself; it is checked again, as it runs.
+    let result = db
+        .query_with(&guard.without_columns(), &scoped.sql, params, limits)
+        .await?;
+    Ok((result, scoped.filtered))
+}
+
+/// The words that tell the model rows were filtered (so it does not take "no rows" for "none exist").
+pub fn filtered_note(filtered: &[(String, String)]) -> String {
+    if filtered.is_empty() {
+        return String::new();
+    }
+    let tables: Vec<String> = filtered
+        .iter()
+        .map(|(table, filter)| format!("{table} ({filter})"))
+        .collect();
+    format!(
+        "Rows were filtered by access policy: you see only the rows of {} that this user may see; rows you \
+         do not see may exist.\n",
+        tables.join(", ")
+    )
+}
