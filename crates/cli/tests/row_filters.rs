@@ -1,0 +1,358 @@
+//! Row filters and column allowlists from a role, as a user writes them in `steward.yaml`, on SQLite,
+//! PostgreSQL and MariaDB: two principals see disjoint rows through free SQL (`sql run`), `query_table` and a
+//! declarative SQL tool, aggregates and joins included, and what their role does not list is refused. What
+//! each should see is asked of the engine itself through its own client (`sqlite3`, `psql`, `mariadb`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use common::*;
+
+/// One engine's demo database and how to ask its own client.
+struct Engine {
+    url: String,
+    client: Box<dyn Fn(&str) -> String>,
+    _cleanup: Option<ServerDb>,
+}
+
+fn run_client(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .expect("the engine's client");
+    assert!(out.status.success(), "{program}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
+fn demo(url: &str) {
+    let out = steward(&["demo", "--db", url], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+fn sqlite() -> Engine {
+    let path = format!("{}/demo.sqlite", scratch_dir("rows"));
+    demo(&path);
+    let db = path.clone();
+    Engine {
+        url: format!("sqlite://{path}"),
+        client: Box::new(move |sql| run_client("sqlite3", &[&db, sql])),
+        _cleanup: None,
+    }
+}
+
+fn postgres() -> Option<Engine> {
+    if !postgres_up() {
+        return None;
+    }
+    let name = fresh_name("rows");
+    let (url, cleanup) = ServerDb::postgres(&name);
+    demo(&url);
+    Some(Engine {
+        url,
+        client: Box::new(move |sql| {
+            run_client(
+                "psql",
+                &[
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-d",
+                    &name,
+                    "-At",
+                    "-c",
+                    sql,
+                ],
+            )
+        }),
+        _cleanup: Some(cleanup),
+    })
+}
+
+fn mariadb() -> Option<Engine> {
+    if !mariadb_up() {
+        return None;
+    }
+    let name = fresh_name("rows");
+    let (url, cleanup) = ServerDb::mariadb(&name);
+    demo(&url);
+    Some(Engine {
+        url,
+        client: Box::new(move |sql| {
+            run_client(
+                "mariadb",
+                &[
+                    "-h",
+                    "127.0.0.1",
+                    "-u",
+                    "root",
+                    "-N",
+                    "-B",
+                    "-D",
+                    &name,
+                    "-e",
+                    sql,
+                ],
+            )
+        }),
+        _cleanup: Some(cleanup),
+    })
+}
+
+fn config(url: &str) -> String {
+    let path = format!("{}/steward.yaml", scratch_dir("rows-config"));
+    std::fs::write(
+        &path,
+        format!(
+            r#"databases:
+  shop: "{url}"
+tools:
+  my_orders:
+    kind: sql
+    database: shop
+    description: The orders, newest first.
+    statement: SELECT id FROM orders ORDER BY id
+    max_rows: 1000
+agents:
+  desk:
+    instructions: Answer questions about the customer's orders with SQL.
+    tools: [run_sql, query_table, my_orders, current_date]
+roles:
+  support:
+    agents: [orders, desk]
+    tools: [get_order, find_orders, run_sql, query_table, my_orders, current_date]
+    sql:
+      read: {{orders: "*", order_items: "*", shipments: "*", customers: [id, name, city]}}
+      rows:
+        orders: "customer_id = {{principal.customer_id}}"
+        customers: "id = {{principal.customer_id}}"
+principals:
+  ada: {{role: support, customer_id: 1}}
+  cy: {{role: support, customer_id: 2}}
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `steward sql run` as `who`, rows as CSV lines without the header.
+fn sql_as(config: &str, who: &str, sql: &str) -> Result<Vec<String>, String> {
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            config,
+            "--principal",
+            who,
+            "-f",
+            "csv",
+            "-n",
+            "5000",
+            sql,
+        ],
+        &[],
+        "",
+    );
+    if out.status.code() == Some(0) {
+        Ok(text(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(str::to_owned)
+            .collect())
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+fn tool_as(config: &str, who: &str, tool: &str, args: &str) -> Vec<String> {
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "-c",
+            config,
+            "--principal",
+            who,
+            "-f",
+            "csv",
+            tool,
+            args,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+    text(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn ids(lines: &[String]) -> BTreeSet<i64> {
+    lines.iter().map(|l| l.trim().parse().unwrap()).collect()
+}
+
+fn check(engine: &Engine) {
+    let config = config(&engine.url);
+    let client = &engine.client;
+    let mut seen = Vec::new();
+    for (who, customer) in [("ada", 1), ("cy", 2)] {
+        let expected: BTreeSet<i64> = client(&format!(
+            "SELECT id FROM orders WHERE customer_id = {customer} ORDER BY id"
+        ))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+        assert!(!expected.is_empty());
+        // Free SQL, a subquery, a CTE: the same rows.
+        for sql in [
+            "SELECT id FROM orders",
+            "SELECT o.id FROM orders o WHERE o.id IN (SELECT id FROM orders)",
+            "WITH x AS (SELECT * FROM orders) SELECT id FROM x",
+        ] {
+            assert_eq!(
+                ids(&sql_as(&config, who, sql).unwrap()),
+                expected,
+                "{who}: {sql}"
+            );
+        }
+        // Aggregates and joins count only the principal's rows.
+        let count = sql_as(&config, who, "SELECT count(*) FROM orders").unwrap();
+        assert_eq!(count, [expected.len().to_string()], "{who}");
+        let joined = sql_as(
+            &config,
+            who,
+            "SELECT c.name, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.name",
+        )
+        .unwrap();
+        assert_eq!(joined.len(), 1, "{who}: one customer only: {joined:?}");
+        let name = client(&format!("SELECT name FROM customers WHERE id = {customer}"));
+        assert_eq!(joined[0], format!("{name},{}", expected.len()));
+        // query_table and a declarative tool: the same rows.
+        let table = tool_as(
+            &config,
+            who,
+            "query_table",
+            r#"{"table": "orders", "columns": ["id"], "limit": 500}"#,
+        );
+        assert_eq!(ids(&table), expected, "{who}: query_table");
+        assert_eq!(
+            ids(&tool_as(&config, who, "my_orders", "{}")),
+            expected,
+            "{who}: my_orders"
+        );
+        // What the role does not list is refused, with the reason.
+        for (sql, why) in [
+            (
+                "SELECT email FROM customers",
+                "Column `email` may not be read",
+            ),
+            (
+                "SELECT c.email FROM orders o JOIN customers c ON c.id = o.customer_id",
+                "may not be read",
+            ),
+            (
+                "SELECT * FROM customers",
+                "`*` would read columns outside the allowed ones",
+            ),
+            (
+                "SELECT name FROM products",
+                "Table `products` may not be read",
+            ),
+        ] {
+            let error = sql_as(&config, who, sql).unwrap_err();
+            assert!(error.contains(why), "{who}: {sql}: {error}");
+        }
+        seen.push(expected);
+    }
+    assert!(seen[0].is_disjoint(&seen[1]));
+    // Without a principal, every row.
+    let all = sql_as(&config, "ada", "SELECT count(*) FROM orders").unwrap();
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "-f",
+            "csv",
+            "SELECT count(*) FROM orders",
+        ],
+        &[],
+        "",
+    );
+    let total: usize = text(&out.stdout).lines().nth(1).unwrap().parse().unwrap();
+    assert!(total > all[0].parse::<usize>().unwrap());
+    assert_eq!(total.to_string(), client("SELECT count(*) FROM orders"));
+}
+
+#[test]
+fn row_filters_hold_on_sqlite() {
+    check(&sqlite());
+}
+
+#[test]
+fn row_filters_hold_on_postgres() {
+    if let Some(engine) = postgres() {
+        check(&engine);
+    }
+}
+
+#[test]
+fn row_filters_hold_on_mariadb() {
+    if let Some(engine) = mariadb() {
+        check(&engine);
+    }
+}
+
+#[tokio::test]
+async fn the_model_sees_only_the_principals_rows_and_is_told_they_were_filtered() {
+    let engine = sqlite();
+    let config = config(&engine.url);
+    let expected = (engine.client)("SELECT count(*) FROM orders WHERE customer_id = 1");
+    let server = mock_openai(vec![
+        tool_reply(
+            "c1",
+            "run_sql",
+            r#"{"sql": "SELECT count(*) AS n FROM orders"}"#,
+        ),
+        text_reply("You have some orders."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "desk",
+            "--no-store",
+            "How many orders do I have?",
+        ],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies(&server).await;
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let observation = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        observation
+            .starts_with("Rows were filtered by access policy: you see only the rows of orders"),
+        "{observation}"
+    );
+    assert!(
+        observation.contains(&format!("\n{expected}"))
+            || observation.contains(&format!(" {expected}")),
+        "{observation}"
+    );
+}
