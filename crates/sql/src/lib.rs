@@ -25,14 +25,13 @@ mod enrich;
 mod error;
 mod execute;
 mod guard;
+mod introspect;
 mod privileges;
 mod session;
 mod tools;
 mod write;
 
-pub use catalog::{
-    Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
-};
+pub use catalog::{Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind};
 pub use context::{SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
@@ -42,6 +41,7 @@ pub use execute::{
 };
 pub use guard::ServerSettings;
 pub use guard::{Guard, GuardPolicy, NamedSql, Reason, StatementClass, Verdict, WriteKind};
+pub use introspect::IntrospectOptions;
 pub use privileges::Privileges;
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
 /// steward-core).

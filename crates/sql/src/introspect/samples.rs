@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 
-use super::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
+use crate::catalog::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
 use crate::database::Database;
 use crate::execute::{QueryLimits, cell_text};
 
