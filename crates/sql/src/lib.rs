@@ -27,6 +27,7 @@ mod execute;
 mod guard;
 mod introspect;
 mod privileges;
+mod query;
 mod session;
 mod tools;
 mod write;
@@ -36,13 +37,11 @@ pub use context::{SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
 pub use error::SqlError;
-pub use execute::{
-    MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text,
-};
 pub use guard::ServerSettings;
 pub use guard::{Guard, GuardPolicy, NamedSql, Reason, StatementClass, Verdict, WriteKind};
 pub use introspect::IntrospectOptions;
 pub use privileges::Privileges;
+pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text};
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
 /// steward-core).
 pub use steward_core::redact::redact_url;

@@ -10,9 +10,8 @@ use crate::database::{Database, Pools};
 use crate::dialect::{Dialect, numbered};
 use crate::error::SqlError;
 use crate::execute::sqlite_check::{Shape, shape};
-use crate::execute::{
-    Collector, Param, QueryLimits, QueryResult, bind_all, db_error, decode, sqlite_error,
-};
+use crate::execute::{Collector, bind_all, db_error, decode, sqlite_error};
+use crate::query::{Param, QueryLimits, QueryResult};
 
 enum Inner {
     Sqlite(Transaction<'static, Sqlite>),

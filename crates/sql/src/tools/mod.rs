@@ -14,8 +14,8 @@ use steward_core::{Model, Tool, ToolData, ToolError};
 use crate::catalog::Catalog;
 use crate::database::Database;
 use crate::error::SqlError;
-use crate::execute::{QueryLimits, QueryResult};
 use crate::guard::{Guard, GuardPolicy};
+use crate::query::{QueryLimits, QueryResult};
 
 pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
 pub use catalog_tools::{DescribeTablesArgs, ListTablesArgs};
