@@ -17,20 +17,27 @@
 //! # Ok(()) }
 //! ```
 
+// Two halves; arrows point one way (checked by `layers`, see DESIGN.md).
+// The pure half: data and checks, no connection, no sqlx. It never imports the driver half.
 mod catalog;
 mod context;
-mod database;
 mod dialect;
 mod enrich;
 mod error;
-mod execute;
 mod guard;
+mod query;
+// The driver half: servers through sqlx. It may use the pure half.
+mod database;
+mod execute;
 mod introspect;
 mod privileges;
-mod query;
 mod session;
-mod tools;
 mod write;
+// On top of both: the SQL tools and the text-to-SQL agent.
+mod tools;
+
+#[cfg(test)]
+mod layers;
 
 pub use catalog::{Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind};
 pub use context::{SchemaContext, describe_tables, schema_context};
