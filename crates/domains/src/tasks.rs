@@ -9,7 +9,6 @@ use steward_sql::{Param, QueryResult};
 
 use crate::call_key::CallKey;
 use crate::cells::{self, CellError, Kind, first, objects};
-use crate::common::NoArguments;
 use crate::store::{Begun, Store, unavailable};
 
 /// Structured task rows: ids as numbers on every engine.
@@ -28,13 +27,18 @@ fn task_lines(result: &QueryResult) -> Result<Vec<String>, CellError> {
     Ok(lines)
 }
 
+/// Arguments of `get_inbox_tasks` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetInboxTasks {}
+
 /// `get_inbox_tasks`.
 pub fn get_inbox_tasks(store: Store) -> impl Tool {
     TypedTool::with_state(
         "get_inbox_tasks",
         "Lists the open tasks in the inbox (tasks that belong to no project yet), with their ids.",
         store,
-        |store, _ctx, _args: NoArguments| async move {
+        |store, _ctx, _args: GetInboxTasks| async move {
             let result = store
                 .read("SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
                 .await?;
@@ -49,13 +53,18 @@ pub fn get_inbox_tasks(store: Store) -> impl Tool {
     .read_only()
 }
 
+/// Arguments of `get_projects` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetProjects {}
+
 /// `get_projects`.
 pub fn get_projects(store: Store) -> impl Tool {
     TypedTool::with_state(
         "get_projects",
         "Lists the projects with their ids, descriptions and numbers of open tasks.",
         store,
-        |store, _ctx, _args: NoArguments| async move {
+        |store, _ctx, _args: GetProjects| async move {
             let result = store
                 .read(
                     "SELECT p.id, p.name, p.description, COUNT(t.id) AS open_tasks FROM projects p \

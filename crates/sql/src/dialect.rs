@@ -66,7 +66,7 @@ impl Dialect {
     /// SQL written with `?` placeholders, in this dialect's form (`$1`, `$2`, … for PostgreSQL).
     pub fn placeholders(self, sql: &str) -> String {
         match self {
-            Self::Postgres => crate::write::numbered(sql),
+            Self::Postgres => numbered(sql),
             _ => sql.to_owned(),
         }
     }
@@ -88,5 +88,39 @@ impl std::fmt::Display for Dialect {
             Self::Postgres => "postgres",
             Self::Mysql => "mysql",
         })
+    }
+}
+
+/// `?` → `$1`, `$2`, … (outside quoted text), for PostgreSQL.
+pub(crate) fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '?') => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            numbered("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"),
+            "SELECT * FROM t WHERE a = $1 AND b = '?' AND c = $2"
+        );
     }
 }

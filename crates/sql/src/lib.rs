@@ -17,34 +17,40 @@
 //! # Ok(()) }
 //! ```
 
+// Two halves; arrows point one way (checked by `layers`, see DESIGN.md).
+// The pure half: data and checks, no connection, no sqlx. It never imports the driver half.
 mod catalog;
 mod context;
-mod database;
 mod dialect;
 mod enrich;
 mod error;
-mod execute;
 mod guard;
+mod query;
+// The driver half: servers through sqlx. It may use the pure half.
+mod database;
+mod execute;
+mod introspect;
 mod privileges;
 mod session;
-mod tools;
 mod write;
+// On top of both: the SQL tools and the text-to-SQL agent.
+mod tools;
 
-pub use catalog::{
-    Catalog, Column, ForeignKey, IntrospectOptions, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind,
-};
+#[cfg(test)]
+mod layers;
+
+pub use catalog::{Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind};
 pub use context::{SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
 pub use error::SqlError;
-pub use execute::{
-    MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text,
-};
 pub use guard::ServerSettings;
 pub use guard::{
     Guard, GuardPolicy, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,
 };
+pub use introspect::IntrospectOptions;
 pub use privileges::Privileges;
+pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text};
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from
 /// steward-core).
 pub use steward_core::redact::redact_url;

@@ -7,12 +7,11 @@
 use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
 
 use crate::database::{Database, Pools};
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, numbered};
 use crate::error::SqlError;
 use crate::execute::sqlite_check::{Shape, shape};
-use crate::execute::{
-    Collector, Param, QueryLimits, QueryResult, bind_all, db_error, decode, sqlite_error,
-};
+use crate::execute::{Collector, bind_all, db_error, decode, sqlite_error};
+use crate::query::{Param, QueryLimits, QueryResult};
 
 enum Inner {
     Sqlite(Transaction<'static, Sqlite>),
@@ -54,27 +53,6 @@ impl Database {
             dialect: self.dialect(),
         })
     }
-}
-
-/// `?` → `$1`, `$2`, … (outside quoted text), for PostgreSQL.
-pub(crate) fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    let mut quote: Option<char> = None;
-    for c in sql.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '?') => {
-                n += 1;
-                out.push_str(&format!("${n}"));
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Errors from writes: a broken constraint is told apart.
@@ -247,14 +225,6 @@ impl WriteTx {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn placeholders_are_numbered_outside_quotes() {
-        assert_eq!(
-            numbered("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"),
-            "SELECT * FROM t WHERE a = $1 AND b = '?' AND c = $2"
-        );
-    }
 
     #[tokio::test]
     async fn exact_statements_run_as_written_and_only_alone() {

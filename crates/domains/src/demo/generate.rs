@@ -1,4 +1,6 @@
-//! The deterministic demo data: the same seed, scale and day give the same rows.
+//! The generator's material: its random numbers (SplitMix64: a seed gives the same numbers forever), the
+//! names, places, products, carriers, expense categories, projects and tasks the rows are drawn from, date
+//! helpers, and [`DemoConfig`]. The same seed, scale and day give the same rows (see `rows`).
 
 use chrono::{Days, Duration, NaiveDate, NaiveDateTime, NaiveTime};
 

@@ -1,7 +1,7 @@
 //! Binding [`Param`]s, each engine in its own way (exact decimals as text on SQLite, which has no decimal
 //! type).
 
-use super::Param;
+use crate::query::Param;
 
 macro_rules! bind_all {
     ($query:expr, $params:expr) => {{

@@ -8,7 +8,7 @@ use futures_util::stream::BoxStream;
 use serde_json::Value;
 use sqlx::TypeInfo as _;
 
-use super::{QueryLimits, QueryResult, ResultColumn};
+use crate::query::{QueryLimits, QueryResult, ResultColumn};
 
 /// Rows read and thrown away after the caps, so that a result only a little larger than the cap leaves its
 /// connection reusable; a larger one is abandoned and its connection closed.

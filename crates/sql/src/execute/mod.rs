@@ -14,6 +14,9 @@
 //!   print it; SQL built by code with bound parameters uses prepared statements.
 //! - **Nothing left behind**: a connection goes back to its pool only after its session was reset; a result cut
 //!   short, an error, a time limit or a cancelled future close it instead (see `lease`).
+//!
+//! This module is the read path's entry (`Database::query` and its siblings) and the per-engine parts under
+//! it; what a query takes and gives back (`Param`, `QueryLimits`, `QueryResult`) is plain data in `query`.
 
 pub(crate) mod bind;
 mod collect;
@@ -28,155 +31,16 @@ pub(crate) mod sqlite_check;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use crate::database::{Database, Pools};
 use crate::enrich;
 use crate::error::SqlError;
 use crate::guard::Guard;
+use crate::query::{Param, QueryLimits, QueryResult};
 
 pub(crate) use bind::bind_all;
 pub(crate) use collect::{Collector, Drained, columns_of};
-pub use decode::cell_text;
 pub(crate) use errors::{db_error, mysql_number, sqlite_error};
 pub(crate) use lease::Lease;
-
-/// How much a query may return and how long it may run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueryLimits {
-    /// Most rows returned.
-    pub max_rows: usize,
-    /// Most bytes of rendered cells returned.
-    pub max_bytes: usize,
-    /// Longest run time.
-    pub timeout: Duration,
-}
-
-impl Default for QueryLimits {
-    fn default() -> Self {
-        Self {
-            max_rows: 100,
-            max_bytes: 1_000_000,
-            timeout: Duration::from_secs(30),
-        }
-    }
-}
-
-/// The largest row cap a query may ask for.
-pub const MAX_ROWS: usize = 1_000_000;
-/// The longest time limit a query may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
-
-impl QueryLimits {
-    /// Checks that the limits are usable: a row cap of 1 to 1,000,000, a byte cap of at least 1, a time
-    /// limit of 1 ms to 24 h.
-    pub fn check(&self) -> Result<(), SqlError> {
-        if self.max_rows == 0 || self.max_rows > MAX_ROWS {
-            return Err(SqlError::Limits(format!(
-                "the row cap must be between 1 and {MAX_ROWS}, not {}",
-                self.max_rows
-            )));
-        }
-        if self.max_bytes == 0 {
-            return Err(SqlError::Limits(
-                "the byte cap must be at least 1".to_owned(),
-            ));
-        }
-        if self.timeout < Duration::from_millis(1) || self.timeout > MAX_TIMEOUT {
-            return Err(SqlError::Limits(format!(
-                "the time limit must be between 1 ms and 24 h, not {:?}",
-                self.timeout
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// A result column.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultColumn {
-    /// Its name.
-    pub name: String,
-    /// The engine's type name.
-    pub type_name: String,
-}
-
-/// The rows of a query.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QueryResult {
-    /// The columns.
-    pub columns: Vec<ResultColumn>,
-    /// The rows, each cell a JSON value (exact decimals as strings).
-    pub rows: Vec<Vec<Value>>,
-    /// True when more rows existed than were returned, or a cell was cut to the byte cap.
-    pub truncated: bool,
-}
-
-/// A parameter bound to a query.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Param {
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Float(f64),
-    /// An exact decimal (money): bound as `NUMERIC`/`DECIMAL`; as text on SQLite, which has no decimal type
-    /// and applies the column's affinity.
-    Decimal(bigdecimal::BigDecimal),
-    /// Text.
-    Text(String),
-    /// A boolean.
-    Bool(bool),
-    /// A date.
-    Date(chrono::NaiveDate),
-    /// A date and time without time zone.
-    Timestamp(chrono::NaiveDateTime),
-    /// A text NULL.
-    Null,
-    /// An integer NULL (PostgreSQL wants NULLs typed like their column).
-    NullInt,
-    /// A date NULL.
-    NullDate,
-    /// A float NULL.
-    NullFloat,
-    /// A boolean NULL.
-    NullBool,
-}
-
-/// Longest cell shown to the model, in characters.
-const MAX_CELL: usize = 200;
-
-impl QueryResult {
-    /// The rows as a compact text table for a model.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let names: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
-        out.push_str(&names.join(" | "));
-        for row in &self.rows {
-            out.push('\n');
-            let cells: Vec<String> = row.iter().map(|v| short(&cell_text(v))).collect();
-            out.push_str(&cells.join(" | "));
-        }
-        let n = self.rows.len();
-        out.push_str(&if self.truncated {
-            format!("\n({n} rows shown; more exist: add filters, aggregate, or ask for fewer rows)")
-        } else {
-            format!("\n({n} row{})", if n == 1 { "" } else { "s" })
-        });
-        out
-    }
-}
-
-fn short(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    if flat.chars().count() <= MAX_CELL {
-        flat
-    } else {
-        let head: String = flat.chars().take(MAX_CELL).collect();
-        format!("{head}…")
-    }
-}
 
 impl Database {
     /// Checks `sql` with the guard, then runs exactly that text read-only; database errors are enriched for

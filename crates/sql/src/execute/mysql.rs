@@ -6,11 +6,9 @@
 use sqlx::{AssertSqlSafe, MySql, MySqlPool};
 
 use super::read;
-use super::{
-    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, db_error, decode, millis,
-    mysql_number,
-};
+use super::{Collector, Drained, Lease, Protocol, db_error, decode, millis, mysql_number};
 use crate::error::SqlError;
+use crate::query::{Param, QueryLimits, QueryResult};
 
 /// Error numbers of a statement stopped by its time limit (MariaDB, MySQL) or interrupted.
 const TIMED_OUT: &[u16] = &[1969, 3024, 1317];

@@ -6,10 +6,9 @@
 use sqlx::{AssertSqlSafe, PgPool, Postgres};
 
 use super::read;
-use super::{
-    Collector, Drained, Lease, Param, Protocol, QueryLimits, QueryResult, db_error, decode, millis,
-};
+use super::{Collector, Drained, Lease, Protocol, db_error, decode, millis};
 use crate::error::SqlError;
+use crate::query::{Param, QueryLimits, QueryResult};
 
 /// SQLSTATE of a statement cancelled by `statement_timeout`.
 const CANCELED: &str = "57014";

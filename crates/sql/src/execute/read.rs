@@ -4,7 +4,8 @@
 use sqlx::AssertSqlSafe;
 
 use super::collect::Decode;
-use super::{Collector, Drained, Param, Protocol, ResultColumn, bind::Bind, columns_of, sql_str};
+use super::{Collector, Drained, Protocol, bind::Bind, columns_of, sql_str};
+use crate::query::{Param, ResultColumn};
 
 /// The engine prepares `sql` once — a prepared statement holds exactly one statement, so more is an error —
 /// and describes its columns. SQL this crate built itself ([`Protocol::TrustedText`]) skips the proof.

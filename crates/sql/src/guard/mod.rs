@@ -14,7 +14,8 @@
 //!    sqlparser dialect with hooks for syntax the engines accept but sqlparser 0.63 does not.
 //! 5. **The walk** (`walker`): data-modifying CTEs, `SELECT … INTO`, locking reads, functions (the static
 //!    families in `functions`, and on a live PostgreSQL or MySQL database the engine's catalog in
-//!    `catalog`), sensitive catalogs (`sensitive`), and the table and column allowlists.
+//!    `catalog`, read from the server by `introspect`), sensitive catalogs (`sensitive`), and the table and
+//!    column allowlists.
 //!
 //! Allowed: exactly one `SELECT`, `WITH`, `VALUES`, `TABLE` or `EXPLAIN` (not `ANALYZE`) statement that passes
 //! all of that. The guard is one of two walls: queries also run in the engine's own read-only mode. See
@@ -26,7 +27,6 @@ mod classify;
 mod functions;
 mod lex;
 mod lexical;
-mod live;
 mod named;
 mod parse;
 mod policy;
@@ -44,6 +44,7 @@ pub use settings::ServerSettings;
 pub use verdict::{Reason, StatementClass, Verdict};
 pub use write::WriteKind;
 
+pub(crate) use catalog::{CatalogFunction, FunctionCatalog, Origin};
 pub(crate) use verdict::reason;
 
 use std::sync::Arc;
@@ -51,7 +52,6 @@ use std::sync::Arc;
 use sqlparser::ast::{ObjectName, ObjectNamePart, Visit};
 use sqlparser::parser::ParserError;
 
-use catalog::FunctionCatalog;
 use lex::{Kind, Lexed, Mode};
 use verdict::verdict;
 use walker::{Context, Walker};

@@ -8,8 +8,8 @@ use steward_core::Principal;
 use crate::database::Database;
 use crate::dialect::Dialect;
 use crate::error::SqlError;
-use crate::execute::{Param, QueryLimits, QueryResult};
 use crate::guard::{Guard, GuardPolicy, Scope};
+use crate::query::{Param, QueryLimits, QueryResult};
 
 /// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else the
 /// allowlists and the scope of its rows; an error when its access cannot be worked out (a row filter needs an

@@ -17,7 +17,7 @@ use steward_core::{
 use super::run_sql::RunSqlArgs;
 use super::{SqlToolkit, table_output, tool_error};
 use crate::context::schema_context;
-use crate::execute::QueryResult;
+use crate::query::QueryResult;
 
 /// Arguments of `ask_database`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -15,8 +15,8 @@ use steward_core::{Model, Tool, ToolData, ToolError};
 use crate::catalog::Catalog;
 use crate::database::Database;
 use crate::error::SqlError;
-use crate::execute::{QueryLimits, QueryResult};
 use crate::guard::{Guard, GuardPolicy};
+use crate::query::{QueryLimits, QueryResult};
 
 pub use access::{AccessFn, filtered_note, read_as};
 pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
@@ -84,7 +84,7 @@ impl SqlToolkit {
         &self,
         principal: &steward_core::Principal,
         sql: &str,
-        params: &[crate::execute::Param],
+        params: &[crate::query::Param],
         limits: &QueryLimits,
     ) -> Result<(QueryResult, Vec<(String, String)>), SqlError> {
         read_as(

@@ -12,7 +12,7 @@ use steward_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_arg
 use super::{SqlToolkit, table_output, tool_error};
 use crate::catalog::Table;
 use crate::dialect::Dialect;
-use crate::execute::{Param, QueryLimits};
+use crate::query::{Param, QueryLimits};
 
 /// Above these sizes names are offered as plain strings (an enum would bloat every request); the tool still
 /// checks them.

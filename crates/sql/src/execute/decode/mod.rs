@@ -224,15 +224,6 @@ pub(crate) fn json_doc(s: &str, max: usize) -> (Value, bool) {
     (Value::String(s.to_owned()), false)
 }
 
-/// A cell as text for people and models: strings as they are, NULL as `NULL`, the rest as JSON.
-pub fn cell_text(value: &Value) -> String {
-    match value {
-        Value::Null => "NULL".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

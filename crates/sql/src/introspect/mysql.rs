@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use sqlx::{MySqlPool, Row};
 
-use super::{Column, ForeignKey, Table, TableKind};
+use crate::catalog::{Column, ForeignKey, Table, TableKind};
 
 /// Tables with their columns, keys, comments and row estimates.
 pub(super) async fn tables(pool: &MySqlPool) -> Result<Vec<Table>, sqlx::Error> {

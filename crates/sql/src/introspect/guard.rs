@@ -3,11 +3,10 @@
 
 use sqlx::Row;
 
-use super::catalog::{CatalogFunction, FunctionCatalog, Origin};
-use super::{Guard, ServerSettings};
 use crate::database::{Database, Pools, one_line};
 use crate::dialect::Dialect;
 use crate::error::SqlError;
+use crate::guard::{CatalogFunction, FunctionCatalog, Guard, Origin, ServerSettings};
 
 /// PostgreSQL functions the catalog may refuse: user-defined ones, and volatile parallel-unsafe ones.
 const PG_FUNCTIONS: &str = "

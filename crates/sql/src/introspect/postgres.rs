@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sqlx::{PgPool, Row};
 
-use super::{Column, ForeignKey, Table, TableKind};
+use crate::catalog::{Column, ForeignKey, Table, TableKind};
 
 const USER_SCHEMAS: &str = "n.nspname NOT IN ('pg_catalog', 'information_schema') \
      AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'";

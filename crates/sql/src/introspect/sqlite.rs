@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sqlx::{Row, SqlitePool};
 
-use super::{Column, ForeignKey, Table, TableKind};
+use crate::catalog::{Column, ForeignKey, Table, TableKind};
 
 /// Tables with their columns and keys; row counts from `sqlite_stat1`, or counted when there are few tables.
 pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error> {

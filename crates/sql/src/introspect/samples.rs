@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 
-use super::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
+use crate::catalog::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
 use crate::database::Database;
-use crate::execute::{QueryLimits, cell_text};
+use crate::query::{QueryLimits, cell_text};
 
 /// Rows read per table to find samples.
 const ROWS_READ: usize = 200;

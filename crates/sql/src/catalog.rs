@@ -1,23 +1,11 @@
-//! The catalog: tables and views, their columns (type, nullability, default, comment, primary key), foreign
-//! keys, row estimates and a few sample values per column.
+//! The catalog model: tables and views, their columns (type, nullability, default, comment, primary key),
+//! foreign keys, row estimates and a few sample values per column, and a fingerprint of the structure.
 //!
-//! The structure comes from a handful of catalog queries per engine (not one round trip per table); samples
-//! come from one small bounded query per table, run a few at a time. A fingerprint of the structure keys a
-//! cache, so samples are not gathered again while the schema is unchanged.
-
-mod mysql;
-mod postgres;
-mod samples;
-mod sqlite;
-
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+//! Plain data, no database: reading it from a live database is `introspect`'s job.
 
 use serde::{Deserialize, Serialize};
 
-use crate::database::{Database, Pools};
 use crate::dialect::Dialect;
-use crate::error::SqlError;
 
 /// Sample values kept per column.
 pub const MAX_SAMPLES: usize = 5;
@@ -150,102 +138,12 @@ impl Catalog {
     }
 
     /// Copies samples from an older catalog of the same structure.
-    fn take_samples(&mut self, old: &Catalog) {
+    pub(crate) fn take_samples(&mut self, old: &Catalog) {
         for (table, old_table) in self.tables.iter_mut().zip(&old.tables) {
             for (column, old_column) in table.columns.iter_mut().zip(&old_table.columns) {
                 column.samples.clone_from(&old_column.samples);
             }
         }
-    }
-}
-
-/// How introspection runs.
-#[derive(Clone, Debug, Default)]
-pub struct IntrospectOptions {
-    /// Do not gather sample values (faster; schema context then shows none).
-    pub skip_samples: bool,
-    /// A directory where catalogs are cached by fingerprint across processes.
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl Database {
-    /// The catalog, read once and then kept (see [`Database::refresh_catalog`]).
-    pub async fn catalog(&self) -> Result<Arc<Catalog>, SqlError> {
-        if let Some(catalog) = self.cached_catalog() {
-            return Ok(catalog);
-        }
-        self.refresh_catalog(&IntrospectOptions::default()).await
-    }
-
-    fn cached_catalog(&self) -> Option<Arc<Catalog>> {
-        self.catalog
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Reads the catalog again. Samples are reused when the structure's fingerprint did not change (from
-    /// memory, or from `cache_dir`).
-    pub async fn refresh_catalog(
-        &self,
-        options: &IntrospectOptions,
-    ) -> Result<Arc<Catalog>, SqlError> {
-        let tables = match &self.pools {
-            Pools::Sqlite { read, .. } => sqlite::tables(read).await,
-            Pools::Postgres { read, .. } => postgres::tables(read).await,
-            Pools::Mysql { read, .. } => mysql::tables(read).await,
-        }
-        .map_err(|e| SqlError::Catalog(crate::database::one_line(&e.to_string())))?;
-        let mut catalog = Catalog::new(self.dialect(), tables);
-        let previous = self
-            .cached_catalog()
-            .filter(|c| c.fingerprint == catalog.fingerprint)
-            .map(|c| (*c).clone())
-            .or_else(|| {
-                options
-                    .cache_dir
-                    .as_deref()
-                    .and_then(|dir| load_cached(dir, &catalog.fingerprint))
-            });
-        match previous {
-            Some(old) => catalog.take_samples(&old),
-            None if !options.skip_samples => {
-                samples::gather(self, &mut catalog).await;
-                if let Some(dir) = &options.cache_dir {
-                    save_cached(dir, &catalog);
-                }
-            }
-            None => {}
-        }
-        let catalog = Arc::new(catalog);
-        *self
-            .catalog
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(catalog.clone());
-        Ok(catalog)
-    }
-}
-
-/// Bumped whenever what a cached catalog holds changes (so old caches are not read).
-const CACHE_VERSION: u32 = 2;
-
-fn cache_path(dir: &Path, fingerprint: &str) -> PathBuf {
-    dir.join(format!("catalog-v{CACHE_VERSION}-{fingerprint}.json"))
-}
-
-fn load_cached(dir: &Path, fingerprint: &str) -> Option<Catalog> {
-    let text = std::fs::read_to_string(cache_path(dir, fingerprint)).ok()?;
-    serde_json::from_str::<Catalog>(&text)
-        .ok()
-        .filter(|c| c.fingerprint == fingerprint)
-}
-
-fn save_cached(dir: &Path, catalog: &Catalog) {
-    // A cache that cannot be written only costs time next run.
-    if std::fs::create_dir_all(dir).is_ok()
-        && let Ok(text) = serde_json::to_string(catalog)
-    {
-        let _ = std::fs::write(cache_path(dir, &catalog.fingerprint), text);
     }
 }
 

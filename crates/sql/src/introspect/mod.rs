@@ -1,0 +1,90 @@
+//! Reading what a live database is: its catalog (tables, columns, keys, row estimates, samples) and, for the
+//! guard, its server's text settings and function catalog.
+//!
+//! The structure comes from a handful of catalog queries per engine (not one round trip per table); samples
+//! come from one small bounded query per table, run a few at a time. A fingerprint of the structure keys a
+//! cache, so samples are not gathered again while the schema is unchanged.
+//!
+//! This is the driver side of the catalog and the guard: what it reads becomes the plain data of
+//! [`crate::Catalog`] and [`crate::Guard`], which know nothing of connections.
+
+mod cache;
+mod guard;
+mod mysql;
+mod postgres;
+mod samples;
+mod sqlite;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::database::{Database, Pools, one_line};
+use crate::error::SqlError;
+
+/// How introspection runs.
+#[derive(Clone, Debug, Default)]
+pub struct IntrospectOptions {
+    /// Do not gather sample values (faster; schema context then shows none).
+    pub skip_samples: bool,
+    /// A directory where catalogs are cached by fingerprint across processes.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Database {
+    /// The catalog, read once and then kept (see [`Database::refresh_catalog`]).
+    pub async fn catalog(&self) -> Result<Arc<Catalog>, SqlError> {
+        if let Some(catalog) = self.cached_catalog() {
+            return Ok(catalog);
+        }
+        self.refresh_catalog(&IntrospectOptions::default()).await
+    }
+
+    fn cached_catalog(&self) -> Option<Arc<Catalog>> {
+        self.catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the catalog again. Samples are reused when the structure's fingerprint did not change (from
+    /// memory, or from `cache_dir`).
+    pub async fn refresh_catalog(
+        &self,
+        options: &IntrospectOptions,
+    ) -> Result<Arc<Catalog>, SqlError> {
+        let tables = match &self.pools {
+            Pools::Sqlite { read, .. } => sqlite::tables(read).await,
+            Pools::Postgres { read, .. } => postgres::tables(read).await,
+            Pools::Mysql { read, .. } => mysql::tables(read).await,
+        }
+        .map_err(|e| SqlError::Catalog(one_line(&e.to_string())))?;
+        let mut catalog = Catalog::new(self.dialect(), tables);
+        let previous = self
+            .cached_catalog()
+            .filter(|c| c.fingerprint == catalog.fingerprint)
+            .map(|c| (*c).clone())
+            .or_else(|| {
+                options
+                    .cache_dir
+                    .as_deref()
+                    .and_then(|dir| cache::load(dir, &catalog.fingerprint))
+            });
+        match previous {
+            Some(old) => catalog.take_samples(&old),
+            None if !options.skip_samples => {
+                samples::gather(self, &mut catalog).await;
+                if let Some(dir) = &options.cache_dir {
+                    cache::save(dir, &catalog);
+                }
+            }
+            None => {}
+        }
+        let catalog = Arc::new(catalog);
+        *self
+            .catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(catalog.clone());
+        Ok(catalog)
+    }
+}
