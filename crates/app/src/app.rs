@@ -140,6 +140,9 @@ impl App {
         if let Some(kit) = &kit {
             kit.set_access(access.clone());
         }
+        if let Some(domain) = &domain {
+            domain.store.set_access(access.clone());
+        }
         let declared_writes =
             crate::declared::register(&config, &databases, &mut registry, &access).await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());
@@ -292,14 +295,6 @@ impl App {
                         return Err(unknown(place(key), "tool", tool, tools.clone()));
                     }
                 }
-            }
-            if !def.sql.write.is_empty() {
-                // Refused rather than ignored: a write allowlist that silently did nothing would allow all.
-                return Err(AppError::Config(format!(
-                    "{}: SQL write allowlists (`sql.write`) are not enforced by this version of steward; remove \
-                     them, and give the role only the write tools it may use",
-                    self.config.locate(&["roles", role, "sql", "write"])
-                )));
             }
             crate::roles::check_sql(&def.sql).map_err(|e| {
                 AppError::Config(format!(

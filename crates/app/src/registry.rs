@@ -106,7 +106,16 @@ impl ToolRegistry {
                 },
             });
         }
-        factory(deps)
+        let tool = factory(deps)?;
+        // The demo's tools read through the domain store, which filters rows by the principal's role: their
+        // observations say so, so that "no order" is not taken for "none exists".
+        Ok(match (needs, &deps.domain) {
+            (Needs::DemoTables, Some(domain)) => Arc::new(RowFiltered {
+                inner: tool,
+                store: domain.store.clone(),
+            }),
+            _ => tool,
+        })
     }
 
     /// The registry of Steward's built-in tools.
@@ -161,5 +170,46 @@ fn satisfied(needs: Needs, deps: &Deps) -> bool {
         Needs::Nothing => true,
         Needs::Database => deps.kit.is_some(),
         Needs::DemoTables => deps.domain.is_some(),
+    }
+}
+
+/// A domain tool whose reads a principal's row filters limit; its observation (or error) starts by saying so.
+struct RowFiltered {
+    inner: Arc<dyn Tool>,
+    store: steward_domains::Store,
+}
+
+#[async_trait::async_trait]
+impl Tool for RowFiltered {
+    fn spec(&self) -> &steward_core::ToolSpec {
+        self.inner.spec()
+    }
+
+    async fn call(
+        &self,
+        ctx: &steward_core::ToolContext,
+        args: serde_json::Value,
+    ) -> Result<steward_core::ToolOutput, steward_core::ToolError> {
+        let filters = self
+            .store
+            .access()
+            .and_then(|f| f.of(&ctx.principal, self.store.db.dialect()).ok().flatten())
+            .map(|access| access.scope.rows_only().filters())
+            .unwrap_or_default();
+        let result = self.inner.call(ctx, args).await;
+        if filters.is_empty() {
+            return result;
+        }
+        let note = steward_sql::filtered_note(&filters);
+        match result {
+            Ok(mut output) => {
+                output.content = format!("{note}{}", output.content);
+                Ok(output)
+            }
+            Err(mut error) => {
+                error.message = format!("{note}{}", error.message);
+                Err(error)
+            }
+        }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use steward_core::{Decision, Event, Observer, Policy, Principal, ToolCall, ToolSpec};
-use steward_sql::{AccessFn, Dialect, GuardPolicy, Scope};
+use steward_sql::{Access, AccessFn, Dialect, GuardPolicy, Scope};
 
 /// What a role may do.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -251,7 +251,7 @@ fn access(
     sql: &SqlRules,
     attributes: &BTreeMap<String, Value>,
     dialect: Dialect,
-) -> Result<(GuardPolicy, Scope), String> {
+) -> Result<Access, String> {
     let mut policy = GuardPolicy::default();
     let mut scope = Scope::new();
     if !sql.read.is_empty() {
@@ -270,7 +270,23 @@ fn access(
     for (table, condition) in &sql.rows {
         scope.filter(dialect, table, condition, attributes)?;
     }
-    Ok((policy, scope))
+    let write = (!sql.write.is_empty()).then(|| {
+        sql.write
+            .iter()
+            .map(|(table, columns)| {
+                let columns = match columns {
+                    Columns::All(_) => None,
+                    Columns::Some(list) => Some(list.clone()),
+                };
+                (table.clone(), columns)
+            })
+            .collect()
+    });
+    Ok(Access {
+        read: policy,
+        scope,
+        write,
+    })
 }
 
 /// Checks a role's SQL rules: each row filter parses as a condition (attributes stand in as 0).

@@ -247,6 +247,54 @@ fn check(engine: &Engine) {
             expected,
             "{who}: my_orders"
         );
+        // The demo's own tools filter too, and say so.
+        let other = if customer == 1 { 2 } else { 1 };
+        let theirs = client(&format!(
+            "SELECT order_code FROM orders WHERE customer_id = {other} ORDER BY id LIMIT 1"
+        ));
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                "get_order",
+                &format!(r#"{{"order_code": "{theirs}"}}"#),
+            ],
+            &[],
+            "",
+        );
+        let shown = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{who}: {shown}");
+        assert!(
+            shown.starts_with("Rows were filtered by access policy"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("There is no order with code {theirs}")),
+            "{shown}"
+        );
+        let mine = client(&format!(
+            "SELECT order_code FROM orders WHERE customer_id = {customer} ORDER BY id LIMIT 1"
+        ));
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                "get_order",
+                &format!(r#"{{"order_code": "{mine}"}}"#),
+            ],
+            &[],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{who}: {}", text(&out.stdout));
+        assert!(text(&out.stdout).contains(&format!("Order {mine}:")));
         // What the role does not list is refused, with the reason.
         for (sql, why) in [
             (

@@ -31,7 +31,7 @@ impl Domain {
     pub async fn open(db: Arc<Database>, clock: Clock) -> Result<Self, AgentError> {
         let store = Store::new(db, clock);
         let categories = store
-            .read("SELECT name FROM expense_categories ORDER BY name", &[])
+            .read_trusted("SELECT name FROM expense_categories ORDER BY name", &[])
             .await
             .ok()
             .and_then(|r| {

@@ -289,7 +289,7 @@ pub fn list_expenses(store: Store) -> impl Tool {
         "list_expenses",
         "Lists expenses, newest first, optionally within dates, in one category or matching a text.",
         store,
-        |store, _ctx, args: ListExpenses| async move {
+        |store, ctx, args: ListExpenses| async move {
             let (mut clause, mut params) = filters(&store, args.from.as_deref(), args.to.as_deref(), args.category.as_deref())?;
             if let Some(search) = args.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
                 clause.push_str(" AND LOWER(e.description) LIKE ?");
@@ -301,7 +301,7 @@ pub fn list_expenses(store: Store) -> impl Tool {
                  FROM expenses e JOIN expense_categories c ON c.id = e.category_id WHERE {clause} \
                  ORDER BY e.spent_on DESC, e.id DESC LIMIT {limit}"
             );
-            let result = store.read(&sql, &params).await?;
+            let result = store.read(&ctx, &sql, &params).await?;
             if result.rows.is_empty() {
                 return Ok(ToolOutput::text("No expenses match."));
             }
@@ -358,7 +358,7 @@ pub fn expense_summary(store: Store) -> impl Tool {
         "expense_summary",
         "Totals of expenses (net, tax, gross and count) over a date range, by category and/or month.",
         store,
-        |store, _ctx, args: ExpenseSummary| async move {
+        |store, ctx, args: ExpenseSummary| async move {
             let (clause, params) = filters(&store, Some(&args.from), Some(&args.to), args.category.as_deref())?;
             let month = match store.db.dialect() {
                 steward_sql::Dialect::Postgres => "TO_CHAR(e.spent_on, 'YYYY-MM')",
@@ -382,7 +382,7 @@ pub fn expense_summary(store: Store) -> impl Tool {
                 amount_sum(dialect, "e.tax_amount"),
                 amount_sum(dialect, "e.gross_amount")
             );
-            let result = store.read(&sql, &params).await?;
+            let result = store.read(&ctx, &sql, &params).await?;
             let names: &[&str] = match group {
                 GroupBy::Category => &["category"],
                 GroupBy::Month => &["month"],

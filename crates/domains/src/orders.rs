@@ -28,11 +28,10 @@ pub fn get_order(store: Store) -> impl Tool {
         "Looks up one order by its order code (users also say \"order number\"): status, delivery ETA, shipment, \
          items and customer.",
         store,
-        |store, _ctx, args: GetOrder| async move {
+        |store, ctx, args: GetOrder| async move {
             let code = Param::Text(args.order_code.clone());
             let order = store
-                .read(
-                    "SELECT o.id, o.order_code, o.status, o.ordered_at, o.total, c.name, c.email, c.city, c.country \
+                .read(&ctx, "SELECT o.id, o.order_code, o.status, o.ordered_at, o.total, c.name, c.email, c.city, c.country \
                      FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.order_code = ?",
                     &[code],
                 )
@@ -46,15 +45,13 @@ pub fn get_order(store: Store) -> impl Tool {
             };
             let id = Param::Int(o.int(0)?);
             let items = store
-                .read(
-                    "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id \
+                .read(&ctx, "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id \
                      WHERE i.order_id = ? ORDER BY i.id",
                     std::slice::from_ref(&id),
                 )
                 .await?;
             let shipment = store
-                .read(
-                    "SELECT carrier, tracking_number, status, shipped_at, eta, delivered_at, last_location FROM shipments WHERE order_id = ?",
+                .read(&ctx, "SELECT carrier, tracking_number, status, shipped_at, eta, delivered_at, last_location FROM shipments WHERE order_id = ?",
                     &[id],
                 )
                 .await?;
@@ -190,7 +187,7 @@ pub fn find_orders(store: Store) -> impl Tool {
         "find_orders",
         "Finds orders by customer name or email, status and order date, newest first, a small page at a time.",
         store,
-        |store, _ctx, args: FindOrders| async move {
+        |store, ctx, args: FindOrders| async move {
             let mut clauses = vec!["1 = 1".to_owned()];
             let mut params = Vec::new();
             if let Some(customer) = args.customer.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
@@ -208,15 +205,14 @@ pub fn find_orders(store: Store) -> impl Tool {
             let size = args.page_size.unwrap_or(10).clamp(1, 25);
             let page = args.page.unwrap_or(1).max(1);
             let total = store
-                .read(&format!("SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE {clause}"), &params)
+                .read(&ctx, &format!("SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE {clause}"), &params)
                 .await?;
             let total = match first(&total) {
                 Some(r) => r.int(0)?,
                 None => return Err(ToolError::internal("COUNT(*) returned no row")),
             };
             let result = store
-                .read(
-                    &format!(
+                .read(&ctx, &format!(
                         "SELECT o.order_code, o.status, o.ordered_at, o.total, c.name, c.email FROM orders o \
                          JOIN customers c ON c.id = o.customer_id WHERE {clause} ORDER BY o.ordered_at DESC, o.id DESC \
                          LIMIT {size} OFFSET {}",
@@ -260,15 +256,14 @@ pub fn order_stats(store: Store) -> impl Tool {
         "order_stats",
         "Order statistics over a period: orders and revenue by status, average order value, best-selling products.",
         store,
-        |store, _ctx, args: OrderStats| async move {
+        |store, ctx, args: OrderStats| async move {
             let mut clauses = vec!["1 = 1".to_owned()];
             let mut params = Vec::new();
             ordered_between(&store, args.from.as_deref(), args.to.as_deref(), &mut clauses, &mut params)?;
             let clause = clauses.join(" AND ");
             let dialect = store.db.dialect();
             let by_status = store
-                .read(
-                    &format!(
+                .read(&ctx, &format!(
                         "SELECT o.status, COUNT(*) AS orders, {} AS revenue FROM orders o WHERE {clause} \
                          GROUP BY o.status ORDER BY COUNT(*) DESC, o.status",
                         amount_sum(dialect, "o.total")
@@ -277,8 +272,7 @@ pub fn order_stats(store: Store) -> impl Tool {
                 )
                 .await?;
             let top = store
-                .read(
-                    &format!(
+                .read(&ctx, &format!(
                         "SELECT p.name, SUM(i.quantity) AS units FROM order_items i JOIN orders o ON o.id = i.order_id \
                          JOIN products p ON p.id = i.product_id WHERE {clause} AND o.status <> 'CANCELLED' \
                          GROUP BY p.name ORDER BY units DESC, p.name LIMIT 5"

@@ -1,11 +1,11 @@
 //! What the domain tools share: the database and the clock, reads, and writes that are one transaction each,
 //! idempotent on the tool call (run id, call id, tool and arguments: see [`CallKey`]), and audited.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
-use steward_core::{ToolError, ToolOutput};
-use steward_sql::{Database, Param, QueryLimits, QueryResult, SqlError, WriteTx};
+use steward_core::{ToolContext, ToolError, ToolOutput};
+use steward_sql::{AccessFn, Database, Param, QueryLimits, QueryResult, SqlError, WriteTx};
 
 use crate::call_key::CallKey;
 use crate::cells::first;
@@ -18,6 +18,15 @@ pub struct Store {
     pub db: Arc<Database>,
     /// Where "today" comes from.
     pub clock: Clock,
+    /// Each principal's SQL access (set once by the app; shared by every clone).
+    access: Arc<OnceLock<AccessFn>>,
+}
+
+fn read_limits() -> QueryLimits {
+    QueryLimits {
+        max_rows: 10_000,
+        ..QueryLimits::default()
+    }
 }
 
 /// The start of a write: either it was done before for this call, or a fresh transaction.
@@ -31,7 +40,22 @@ pub(crate) enum Begun {
 impl Store {
     /// A store over `db`.
     pub fn new(db: Arc<Database>, clock: Clock) -> Self {
-        Self { db, clock }
+        Self {
+            db,
+            clock,
+            access: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// How each principal's SQL access is found, once set.
+    pub fn access(&self) -> Option<&AccessFn> {
+        self.access.get()
+    }
+
+    /// Sets how each principal's SQL access is found (once): the tools' reads then show a principal only the
+    /// tables, columns and rows its role allows.
+    pub fn set_access(&self, access: AccessFn) {
+        let _ = self.access.set(access);
     }
 
     /// Today, from the clock.
@@ -39,14 +63,48 @@ impl Store {
         self.clock.now().0.date_naive()
     }
 
-    /// Reads rows; `?` placeholders in every dialect.
-    pub(crate) async fn read(&self, sql: &str, params: &[Param]) -> Result<QueryResult, ToolError> {
-        let limits = QueryLimits {
-            max_rows: 10_000,
-            ..QueryLimits::default()
+    /// Reads rows for the call `ctx` belongs to; `?` placeholders in every dialect. When the call's principal's
+    /// role filters rows, the text is limited to them (in its syntax tree; the tables and columns the domain
+    /// tools read are governed by the role's `tools` list instead) and the limited text, checked by the guard,
+    /// is what runs.
+    pub(crate) async fn read(
+        &self,
+        ctx: &ToolContext,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<QueryResult, ToolError> {
+        let sql = self.db.dialect().placeholders(sql);
+        let access = match self.access.get() {
+            None => None,
+            Some(f) => f
+                .of(&ctx.principal, self.db.dialect())
+                .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?,
         };
+        let Some(access) = access else {
+            return self.read_trusted(&sql, params).await;
+        };
+        let scope = access.scope.rows_only();
+        if scope.is_empty() {
+            return self.read_trusted(&sql, params).await;
+        }
+        let guard = self.db.guard().await.map_err(unavailable)?;
+        let scoped = guard
+            .scoped(&sql, &scope)
+            .map_err(|verdict| ToolError::new(format!("Not allowed: {}", verdict.explanation())))?;
         self.db
-            .query_prepared(&self.db.dialect().placeholders(sql), params, &limits)
+            .query_prepared(&scoped.sql, params, &read_limits())
+            .await
+            .map_err(unavailable)
+    }
+
+    /// Reads rows with SQL in the database's own placeholders, for no principal in particular.
+    pub(crate) async fn read_trusted(
+        &self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<QueryResult, ToolError> {
+        self.db
+            .query_prepared(sql, params, &read_limits())
             .await
             .map_err(unavailable)
     }

@@ -38,9 +38,9 @@ pub fn get_inbox_tasks(store: Store) -> impl Tool {
         "get_inbox_tasks",
         "Lists the open tasks in the inbox (tasks that belong to no project yet), with their ids.",
         store,
-        |store, _ctx, _args: GetInboxTasks| async move {
+        |store, ctx, _args: GetInboxTasks| async move {
             let result = store
-                .read("SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
+                .read(&ctx, "SELECT id, title, status, due_date FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id", &[])
                 .await?;
             if result.rows.is_empty() {
                 return Ok(ToolOutput::text("The inbox is empty."));
@@ -64,9 +64,10 @@ pub fn get_projects(store: Store) -> impl Tool {
         "get_projects",
         "Lists the projects with their ids, descriptions and numbers of open tasks.",
         store,
-        |store, _ctx, _args: GetProjects| async move {
+        |store, ctx, _args: GetProjects| async move {
             let result = store
                 .read(
+                    &ctx,
                     "SELECT p.id, p.name, p.description, COUNT(t.id) AS open_tasks FROM projects p \
                      LEFT JOIN tasks t ON t.project_id = p.id AND t.status = 'OPEN' \
                      GROUP BY p.id, p.name, p.description ORDER BY p.id",
@@ -116,14 +117,14 @@ pub fn get_tasks(store: Store) -> impl Tool {
         "get_tasks",
         "Lists the tasks of one project, with their ids.",
         store,
-        |store, _ctx, args: GetTasks| async move {
-            let project = store.read("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
+        |store, ctx, args: GetTasks| async move {
+            let project = store.read(&ctx, "SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await?;
             let Some(name) = first(&project).map(|r| r.text(0)).transpose()? else {
                 return Err(ToolError::new(format!("There is no project with id {}. Call get_projects to see the valid ids.", args.project_id)));
             };
             let done = if args.include_done.unwrap_or(false) { "" } else { " AND status = 'OPEN'" };
             let result = store
-                .read(&format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
+                .read(&ctx, &format!("SELECT id, title, status, due_date FROM tasks WHERE project_id = ?{done} ORDER BY id"), &[Param::Int(args.project_id)])
                 .await?;
             let mut lines = vec![format!("Project #{} {name}: {} tasks", args.project_id, result.rows.len())];
             lines.extend(task_lines(&result)?);

@@ -55,7 +55,7 @@ pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultCo
 /// steward-core).
 pub use steward_core::redact::redact_url;
 pub use tools::{
-    AccessFn, AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer,
+    Access, AccessFn, AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer,
     SqlToolkit, TextToSql, filtered_note, read_as,
 };
 pub use write::WriteTx;

@@ -65,8 +65,15 @@ pub struct SqlToolDef {
 /// What a call does.
 #[derive(Debug)]
 enum Plan {
-    Read { guard: Guard, limits: QueryLimits },
-    Write { kind: WriteKind, ledger: Ledger },
+    Read {
+        guard: Guard,
+        limits: QueryLimits,
+    },
+    Write {
+        kind: WriteKind,
+        ledger: Ledger,
+        guard: Box<Guard>,
+    },
 }
 
 /// A built `kind: sql` tool.
@@ -191,6 +198,7 @@ impl SqlTool {
                 Plan::Write {
                     kind,
                     ledger: Ledger::default(),
+                    guard: Box::new(guard),
                 }
             }
         };
@@ -259,18 +267,43 @@ impl SqlTool {
     async fn write(
         &self,
         ctx: &ToolContext,
+        guard: &Guard,
         kind: WriteKind,
         ledger: &Ledger,
         args: &Map<String, Value>,
         params: &[Param],
     ) -> Result<ToolOutput, ToolError> {
+        // The principal's role may limit the tables, columns and rows it changes.
+        let sql = match self
+            .access
+            .as_ref()
+            .map(|a| a.of(&ctx.principal, guard.dialect()))
+        {
+            None | Some(Ok(None)) => self.sql.clone(),
+            Some(Err(why)) => return Err(ToolError::new(format!("Not allowed: {why}."))),
+            Some(Ok(Some(access))) => {
+                guard
+                    .scoped_write(&self.sql, &access.scope, access.write.as_ref())
+                    .map_err(|reasons| {
+                        ToolError::new(format!(
+                            "Not allowed: {}",
+                            reasons
+                                .iter()
+                                .map(|r| r.message.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ))
+                    })?
+                    .sql
+            }
+        };
         let key = CallKey::new(ctx, &self.spec.name, args)?;
         let mut tx = match ledger.begin(&self.db, &key).await? {
             Begun::Replay(output) => return Ok(output),
             Begun::Fresh(tx) => tx,
         };
         let rows = tx
-            .execute_exact(&self.sql, params)
+            .execute_exact(&sql, params)
             .await
             .map_err(|e| sql_error(e, true))?;
         let output = ToolOutput::text(changed(kind, rows)).with_data(ToolData::Json {
@@ -291,7 +324,11 @@ impl Tool for SqlTool {
         let params = self.bind(&args)?;
         match &self.plan {
             Plan::Read { guard, limits } => self.read(ctx, guard, limits, &params).await,
-            Plan::Write { kind, ledger } => self.write(ctx, *kind, ledger, &args, &params).await,
+            Plan::Write {
+                kind,
+                ledger,
+                guard,
+            } => self.write(ctx, guard, *kind, ledger, &args, &params).await,
         }
     }
 }

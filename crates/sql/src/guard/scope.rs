@@ -70,6 +70,25 @@ impl Scope {
         Ok(())
     }
 
+    /// The same scope with its row filters only (no column limits): for the application's own tools, whose
+    /// SQL is fixed and whose output the role's `tools` list governs, but which must not show other principals'
+    /// rows.
+    pub fn rows_only(&self) -> Self {
+        let tables = self
+            .tables
+            .iter()
+            .filter(|(_, s)| s.filter.is_some())
+            .map(|(t, s)| {
+                let scope = TableScope {
+                    columns: None,
+                    filter: s.filter.clone(),
+                };
+                (t.clone(), scope)
+            })
+            .collect();
+        Self { tables }
+    }
+
     /// The row filters, as configured, by table (for telling the model that rows were filtered).
     pub fn filters(&self) -> Vec<(String, String)> {
         self.tables
@@ -299,6 +318,158 @@ impl Guard {
     }
 }
 
+/// The table a write changes and the columns it sets (`None`: the statement names none, so every column).
+fn write_target(statement: &Statement) -> Option<(String, Option<Vec<String>>)> {
+    let last = |name: &sqlparser::ast::ObjectName| match name.0.last() {
+        Some(ObjectNamePart::Identifier(ident)) => Some(ident.value.clone()),
+        _ => None,
+    };
+    match statement {
+        Statement::Insert(insert) => {
+            let sqlparser::ast::TableObject::TableName(name) = &insert.table else {
+                return None;
+            };
+            let columns: Vec<String> = insert.columns.iter().filter_map(last).collect();
+            Some((last(name)?, (!columns.is_empty()).then_some(columns)))
+        }
+        Statement::Update(update) => {
+            let TableFactor::Table { name, .. } = &update.table.relation else {
+                return None;
+            };
+            let mut columns = Vec::new();
+            for assignment in &update.assignments {
+                match &assignment.target {
+                    sqlparser::ast::AssignmentTarget::ColumnName(c) => columns.extend(last(c)),
+                    sqlparser::ast::AssignmentTarget::Tuple(cs) => {
+                        columns.extend(cs.iter().filter_map(last));
+                    }
+                }
+            }
+            Some((last(name)?, Some(columns)))
+        }
+        Statement::Delete(delete) => {
+            let (sqlparser::ast::FromTable::WithFromKeyword(from)
+            | sqlparser::ast::FromTable::WithoutKeyword(from)) = &delete.from;
+            let [one] = from.as_slice() else {
+                return None;
+            };
+            let TableFactor::Table { name, .. } = &one.relation else {
+                return None;
+            };
+            Some((last(name)?, Some(Vec::new())))
+        }
+        _ => None,
+    }
+}
+
+impl Guard {
+    /// A write statement (checked as [`Guard::check_write`] does) limited to what a principal may write:
+    /// `write` lists the tables (and columns) it may change (`None`: any), and an UPDATE or DELETE of a table
+    /// `scope` filters changes only the rows the filter lets it see (the filter is joined to the statement's
+    /// WHERE in its syntax tree). An INSERT into a filtered table is refused: the rows it adds cannot be
+    /// checked against the filter. Returns the text to run, checked again.
+    pub fn scoped_write(
+        &self,
+        sql: &str,
+        scope: &Scope,
+        write: Option<&BTreeMap<String, Option<Vec<String>>>>,
+    ) -> Result<Scoped, Vec<super::Reason>> {
+        self.check_write(sql)?;
+        let refuse = |why: String| vec![reason("scope", why)];
+        let readings = self.readings(sql).map_err(|r| vec![r])?;
+        let [lexed] = readings.as_slice() else {
+            return Err(refuse(
+                "This text reads two ways on this server (ANSI_QUOTES); write names as `…`."
+                    .to_owned(),
+            ));
+        };
+        let canonical = lex::canonical(sql, &lexed.tokens);
+        let mut statements = parse::parse(self.dialect, &canonical)
+            .map_err(|e| refuse(format!("The statement could not be parsed again: {e}")))?;
+        let Some(statement) = statements.first_mut() else {
+            return Err(refuse("There is no statement.".to_owned()));
+        };
+        let Some((table, columns)) = write_target(statement) else {
+            return Err(refuse(
+                "The table this statement changes could not be told; write one INSERT INTO t, UPDATE t or DELETE FROM t."
+                    .to_owned(),
+            ));
+        };
+        if let Some(allowed) = write {
+            let Some((_, allowed_columns)) = allowed.iter().find(|(t, _)| key(t) == key(&table))
+            else {
+                return Err(vec![reason(
+                    "table_not_allowed",
+                    format!(
+                        "Table `{table}` may not be changed. Tables you may change: {}.",
+                        allowed.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )]);
+            };
+            if let Some(allowed_columns) = allowed_columns {
+                let named = columns.clone().unwrap_or_default();
+                if columns.is_none() {
+                    return Err(vec![reason(
+                        "column_not_allowed",
+                        format!(
+                            "Name the columns of `{table}` this statement sets; you may set: {}.",
+                            allowed_columns.join(", ")
+                        ),
+                    )]);
+                }
+                for column in named {
+                    if !allowed_columns
+                        .iter()
+                        .any(|c| c.eq_ignore_ascii_case(&column))
+                    {
+                        return Err(vec![reason(
+                            "column_not_allowed",
+                            format!(
+                                "Column `{column}` of `{table}` may not be set. Columns you may set: {}.",
+                                allowed_columns.join(", ")
+                            ),
+                        )]);
+                    }
+                }
+            }
+        }
+        let Some((filter, text)) = scope
+            .tables
+            .get(&key(&table))
+            .and_then(|s| s.filter.clone())
+        else {
+            return Ok(Scoped {
+                sql: sql.to_owned(),
+                filtered: Vec::new(),
+            });
+        };
+        let selection = match statement {
+            Statement::Update(update) => &mut update.selection,
+            Statement::Delete(delete) => &mut delete.selection,
+            _ => {
+                return Err(refuse(format!(
+                    "Rows added to `{table}` cannot be checked against the row filter `{text}`; this role may not insert into it."
+                )));
+            }
+        };
+        let filter = Expr::Nested(Box::new(filter));
+        *selection = Some(match selection.take() {
+            Some(existing) => Expr::BinaryOp {
+                left: Box::new(filter),
+                op: sqlparser::ast::BinaryOperator::And,
+                right: Box::new(Expr::Nested(Box::new(existing))),
+            },
+            None => filter,
+        });
+        let rewritten = statement.to_string();
+        self.check_write(&rewritten)?;
+        Ok(Scoped {
+            sql: rewritten,
+            filtered: vec![(key(&table), text)],
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,6 +591,98 @@ mod tests {
         assert!(
             error.contains("needs the principal's `customer_id`"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn writes_change_only_allowed_tables_columns_and_rows() {
+        let guard = Guard::new(Dialect::Postgres);
+        let scope = ada(Dialect::Postgres);
+        let write: BTreeMap<String, Option<Vec<String>>> =
+            [("orders".to_owned(), Some(vec!["status".to_owned()]))].into();
+        let scoped = guard
+            .scoped_write(
+                "UPDATE orders SET status = $1 WHERE id = $2",
+                &scope,
+                Some(&write),
+            )
+            .unwrap();
+        assert_eq!(
+            scoped.sql,
+            "UPDATE orders SET status = $1 WHERE (customer_id = 1) AND (id = $2)"
+        );
+        let scoped = guard
+            .scoped_write("DELETE FROM orders", &scope, None)
+            .unwrap();
+        assert_eq!(scoped.sql, "DELETE FROM orders WHERE (customer_id = 1)");
+        let refused = guard
+            .scoped_write(
+                "UPDATE orders SET total = 0 WHERE id = $1",
+                &scope,
+                Some(&write),
+            )
+            .unwrap_err();
+        assert!(
+            refused[0]
+                .message
+                .contains("Column `total` of `orders` may not be set"),
+            "{refused:?}"
+        );
+        let refused = guard
+            .scoped_write("DELETE FROM products", &scope, Some(&write))
+            .unwrap_err();
+        assert!(
+            refused[0]
+                .message
+                .contains("Table `products` may not be changed"),
+            "{refused:?}"
+        );
+        let refused = guard
+            .scoped_write("INSERT INTO orders (status) VALUES ($1)", &scope, None)
+            .unwrap_err();
+        assert!(
+            refused[0]
+                .message
+                .contains("this role may not insert into it"),
+            "{refused:?}"
+        );
+        // Unfiltered, unlisted: as written.
+        let scoped = guard
+            .scoped_write("INSERT INTO notes (body) VALUES ($1)", &scope, None)
+            .unwrap();
+        assert_eq!(scoped.sql, "INSERT INTO notes (body) VALUES ($1)");
+    }
+}
+
+#[cfg(test)]
+mod rows_only_tests {
+    use super::*;
+
+    #[test]
+    fn rows_only_keeps_filters_and_drops_column_limits() {
+        let attributes: BTreeMap<String, Json> = [("customer_id".to_owned(), Json::from(1))].into();
+        let mut scope = Scope::new();
+        scope.columns("customers", vec!["id".into()]);
+        scope
+            .filter(
+                Dialect::Sqlite,
+                "customers",
+                "id = {principal.customer_id}",
+                &attributes,
+            )
+            .unwrap();
+        let scoped = Guard::new(Dialect::Sqlite)
+            .scoped(
+                "SELECT c.email FROM orders o JOIN customers c ON c.id = o.customer_id",
+                &scope.rows_only(),
+            )
+            .unwrap();
+        assert!(
+            scoped
+                .sql
+                .contains("(SELECT * FROM customers WHERE id = 1) c ON"),
+            "{}",
+            scoped.sql
         );
     }
 }

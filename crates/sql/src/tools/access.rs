@@ -9,34 +9,38 @@ use crate::database::Database;
 use crate::dialect::Dialect;
 use crate::error::SqlError;
 use crate::guard::{Guard, GuardPolicy, Scope};
+
 use crate::query::{Param, QueryLimits, QueryResult};
 
-/// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else the
-/// allowlists and the scope of its rows; an error when its access cannot be worked out (a row filter needs an
-/// attribute the principal lacks): then it reads nothing.
+/// What one principal may do with SQL.
+#[derive(Clone, Debug, Default)]
+pub struct Access {
+    /// The tables and columns it may read.
+    pub read: GuardPolicy,
+    /// The columns and rows of each table it sees (and, for UPDATE and DELETE, may change).
+    pub scope: Scope,
+    /// The tables it may write, each with the columns it may set (`None`: every column); `None`: any table.
+    pub write: Option<std::collections::BTreeMap<String, Option<Vec<String>>>>,
+}
+
+/// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else its
+/// [`Access`]; an error when its access cannot be worked out (a row filter needs an attribute the principal
+/// lacks): then it reads nothing.
 #[derive(Clone)]
 pub struct AccessFn(Arc<AccessFnInner>);
 
-type AccessFnInner =
-    dyn Fn(&Principal, Dialect) -> Result<Option<(GuardPolicy, Scope)>, String> + Send + Sync;
+type AccessFnInner = dyn Fn(&Principal, Dialect) -> Result<Option<Access>, String> + Send + Sync;
 
 impl AccessFn {
     /// Access worked out by `f` for each principal and dialect.
     pub fn new(
-        f: impl Fn(&Principal, Dialect) -> Result<Option<(GuardPolicy, Scope)>, String>
-        + Send
-        + Sync
-        + 'static,
+        f: impl Fn(&Principal, Dialect) -> Result<Option<Access>, String> + Send + Sync + 'static,
     ) -> Self {
         Self(Arc::new(f))
     }
 
     /// The access of `principal` on a database of `dialect`.
-    pub fn of(
-        &self,
-        principal: &Principal,
-        dialect: Dialect,
-    ) -> Result<Option<(GuardPolicy, Scope)>, String> {
+    pub fn of(&self, principal: &Principal, dialect: Dialect) -> Result<Option<Access>, String> {
         (self.0)(principal, dialect)
     }
 }
@@ -63,12 +67,12 @@ pub async fn read_as(
         Some(Ok(Some(access))) => Some(access),
         Some(Err(why)) => return Err(SqlError::Refused(format!("Not allowed: {why}."))),
     };
-    let Some((policy, scope)) = scoped else {
+    let Some(access) = scoped else {
         return Ok((db.query_with(guard, sql, params, limits).await?, Vec::new()));
     };
-    let guard = guard.clone().with_policy(policy);
+    let guard = guard.clone().with_policy(access.read);
     let scoped = guard
-        .scoped(sql, &scope)
+        .scoped(sql, &access.scope)
         .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;
     // The rewritten text lists the allowed columns itself; it is checked again, as it runs.
     let result = db

@@ -18,7 +18,7 @@ use crate::error::SqlError;
 use crate::guard::{Guard, GuardPolicy};
 use crate::query::{QueryLimits, QueryResult};
 
-pub use access::{AccessFn, filtered_note, read_as};
+pub use access::{Access, AccessFn, filtered_note, read_as};
 pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
 pub use catalog_tools::{DescribeTablesArgs, ListTablesArgs};
 pub use run_sql::RunSqlArgs;
