@@ -5,7 +5,8 @@
 //! - `ToolDenied`: settled at once, `denied`;
 //! - `ApprovalRequested` opens a call that waits; `ApprovalDecided` records the decision, and a rejection
 //!   settles it (`rejected`);
-//! - `ToolCall` opens an allowed call (or starts an approved one); its `ToolResult` settles it (`ok`, `error`);
+//! - `ToolCall` opens an allowed call (or starts an approved one); its `ToolResult` settles it (`ok`, `error`),
+//!   after settling as `error` what the sub-run it started left open (a sub-agent cannot wait for approval);
 //! - `Finished` settles whatever its run left open as `error` (the run ended before the result came).
 
 use std::collections::HashMap;
