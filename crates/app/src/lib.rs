@@ -22,6 +22,9 @@
 //! for run in store.list(10, 0).await? {
 //!     println!("{} {} {}", run.id, run.input, run.outcome);
 //! }
+//! // Every settled tool call is also in a hash-chained audit trail.
+//! let report = store.verify_audit().await?;
+//! assert!(report.is_intact(), "{:?}", report.broken);
 //! # Ok(()) }
 //! ```
 //!

@@ -2,6 +2,7 @@
 
 mod agents;
 mod ask;
+mod audit;
 mod chat;
 mod config_cmd;
 mod db;
@@ -71,6 +72,9 @@ enum Command {
     Runs(runs::RunsCommand),
     /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
     Init(init::InitArgs),
+    /// List the audit trail of tool calls, or check that its hash chain is intact.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +100,7 @@ fn main() -> ExitCode {
         Command::Config(command) => runtime.block_on(config_cmd::run(command)),
         Command::Runs(command) => runtime.block_on(runs::run(command)),
         Command::Init(args) => runtime.block_on(init::run(args)),
+        Command::Audit(command) => runtime.block_on(audit::run(command)),
     };
     let code = match result {
         Ok(code) => code,

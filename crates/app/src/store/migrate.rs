@@ -18,11 +18,18 @@ struct Migration {
 }
 
 /// Every step, in order. Never edit a released step: add the next one.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sqlite: include_str!("migrations/sqlite_0001_runs.sql"),
-    postgres: include_str!("migrations/postgres_0001_runs.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sqlite: include_str!("migrations/sqlite_0001_runs.sql"),
+        postgres: include_str!("migrations/postgres_0001_runs.sql"),
+    },
+    Migration {
+        version: 2,
+        sqlite: include_str!("migrations/sqlite_0002_audit.sql"),
+        postgres: include_str!("migrations/postgres_0002_audit.sql"),
+    },
+];
 
 /// The schema version this build writes.
 pub(crate) fn latest() -> i64 {

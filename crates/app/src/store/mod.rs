@@ -12,14 +12,18 @@
 //!   `steps` the run's own, `cost_usd` NULL when the price is unknown;
 //! - `events`: `(run_id, seq)` with `seq` counted across the whole tree, so ordering a tree's events by `seq`
 //!   gives the order they happened in; `record` is the [`EventRecord`] as JSON;
-//! - `tool_calls`: one row per call (refused calls included), with its raw arguments and its result.
+//! - `tool_calls`: one row per call (refused calls included), with its raw arguments and its result;
+//! - `audit_trail`: one record per settled tool call, in one hash chain for the whole store (see
+//!   [`RunStore::audit`] and [`RunStore::verify_audit`]; the chain is described in `audit.rs`).
 //!
 //! Provider errors in outcomes and tool diagnostics are stored with URL secrets redacted.
 
+mod audit;
 mod engine;
 mod migrate;
 mod observer;
 mod query;
+mod trail;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +38,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
+pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
 pub use observer::{CostFn, StoreObserver};
 
 use engine::{Pool, one_line};
@@ -171,6 +176,8 @@ pub struct StoredRun {
     pub model: Option<String>,
     /// Who asked (`None`: the local user).
     pub principal: Option<String>,
+    /// The role it ran with, when one applied.
+    pub role: Option<String>,
 }
 
 /// A tool call of a stored run.

@@ -16,7 +16,10 @@ pub type CostFn = Arc<dyn Fn(&str, Usage) -> Option<f64> + Send + Sync>;
 pub(crate) enum Message {
     Record(Box<EventRecord>),
     Model(Option<String>),
-    Principal(Option<String>),
+    Principal {
+        name: Option<String>,
+        role: Option<String>,
+    },
     Cost(Option<CostFn>),
     Flush(oneshot::Sender<()>),
 }
@@ -44,6 +47,7 @@ impl Shared {
 
 /// An [`Observer`] that stores every run it sees (a router's sub-runs included) with its events and tool
 /// calls, each record written as it happens: a run whose process dies keeps everything up to its last event.
+/// Each tool call, once settled, is also appended to the store's audit trail (see [`RunStore::audit`]).
 ///
 /// Observers are called synchronously by the runner, so records go over an unbounded channel to one writer
 /// task that writes them in order (several at a time, in one transaction, when they come quickly). Reporting a
@@ -82,10 +86,14 @@ impl StoreObserver {
         self.send(Message::Model(Some(model.into())));
     }
 
-    /// Who runs started from now on are for (the local user when [`Principal::is_local`]).
+    /// Who runs started from now on are for (the local user when [`Principal::is_local`]), and the role they
+    /// run with: both are stored with each run and in the audit record of each of its tool calls.
     pub fn set_principal(&self, principal: &Principal) {
         let name = (!principal.is_local()).then(|| principal.name.clone());
-        self.send(Message::Principal(name));
+        self.send(Message::Principal {
+            name,
+            role: principal.role.clone(),
+        });
     }
 
     /// How model calls are priced from now on (`None`: costs are unknown).

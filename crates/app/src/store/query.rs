@@ -25,7 +25,7 @@ GROUP BY p.id, p.agent, p.input, p.started_at, p.finished_at, p.last_event_at, p
 ORDER BY p.started_at DESC, p.id DESC";
 
 const TREE: &str = "SELECT id, parent_id, root_id, agent, input, started_at, finished_at, last_event_at, \
-    outcome_json, steps, input_tokens, output_tokens, cost_usd, model, principal \
+    outcome_json, steps, input_tokens, output_tokens, cost_usd, model, principal, role \
     FROM runs WHERE root_id = $1 ORDER BY started_at, id";
 
 const TOOL_CALLS: &str = "SELECT c.run_id, c.call_id, c.tool, c.arguments, c.result, c.is_error, c.duration_ms \
@@ -208,6 +208,7 @@ fn stored_run(row: &Row) -> Result<StoredRun, StoreError> {
         cost_usd: row.real(12)?,
         model: row.text(13)?,
         principal: row.text(14)?,
+        role: row.text(15)?,
         id,
     })
 }

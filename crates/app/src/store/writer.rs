@@ -13,12 +13,17 @@ use steward_core::redact::redact_urls;
 use steward_core::{Event, EventRecord, Outcome, Usage};
 use tokio::sync::mpsc;
 
+use super::audit::{self, AuditRecord};
 use super::engine::{Arg, Pool, Tx};
 use super::observer::{CostFn, Message, Shared};
+use super::trail::{Caller, Trail};
 use super::{RunStore, StoreError};
 
 /// Most messages taken into one transaction.
 const MAX_BATCH: usize = 256;
+
+/// Deepest run tree followed when naming a run's agents.
+const MAX_DEPTH: usize = 64;
 
 /// What the writer remembers of a run it is writing.
 #[derive(Clone, Debug)]
@@ -27,14 +32,18 @@ struct RunState {
     steps: u64,
     usage: Usage,
     cost: Option<f64>,
+    /// Who made its calls, for the audit trail.
+    caller: Caller,
 }
 
-/// The writer's memory: runs being written and the next event number of each tree. Runs are forgotten when
-/// they finish and read back from the store if they go on (a conversation's next turn, a resumed approval).
+/// The writer's memory: runs being written, the next event number of each tree and the tool calls not
+/// settled yet. Runs are forgotten when they finish and read back from the store if they go on (a
+/// conversation's next turn, a resumed approval).
 #[derive(Clone, Debug, Default)]
 struct Memory {
     runs: HashMap<String, RunState>,
     next_seq: HashMap<String, i64>,
+    trail: Trail,
 }
 
 struct Writer {
@@ -42,6 +51,7 @@ struct Writer {
     memory: Memory,
     model: Option<String>,
     principal: Option<String>,
+    role: Option<String>,
     cost: Option<CostFn>,
 }
 
@@ -56,6 +66,7 @@ pub(crate) async fn run(
         memory: Memory::default(),
         model: None,
         principal: None,
+        role: None,
         cost: None,
     };
     while let Some(first) = receiver.recv().await {
@@ -76,9 +87,10 @@ pub(crate) async fn run(
                     writer.write(&std::mem::take(&mut records), &shared).await;
                     writer.model = model;
                 }
-                Message::Principal(principal) => {
+                Message::Principal { name, role } => {
                     writer.write(&std::mem::take(&mut records), &shared).await;
-                    writer.principal = principal;
+                    writer.principal = name;
+                    writer.role = role;
                 }
                 Message::Cost(cost) => {
                     writer.write(&std::mem::take(&mut records), &shared).await;
@@ -115,11 +127,14 @@ impl Writer {
         }
     }
 
+    /// Writes `records` and the audit records of the calls they settle in one transaction. On SQLite it holds
+    /// the write lock from its start (`BEGIN IMMEDIATE`), so the audit chain's head, read last, is the newest.
     async fn batch(&mut self, records: &[EventRecord]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         let mut last: HashMap<String, DateTime<Utc>> = HashMap::new();
+        let mut settled = Vec::new();
         for record in records {
-            let root = self.record(&mut tx, record).await?;
+            let root = self.record(&mut tx, record, &mut settled).await?;
             let at = last.entry(root).or_insert(record.at);
             *at = (*at).max(record.at);
         }
@@ -130,11 +145,18 @@ impl Writer {
             )
             .await?;
         }
+        audit::append(&mut tx, &mut settled).await?;
         tx.commit().await
     }
 
-    /// Writes one record; returns the id of its tree's top run.
-    async fn record(&mut self, tx: &mut Tx, record: &EventRecord) -> Result<String, StoreError> {
+    /// Writes one record, adding the audit records of the calls it settles to `settled`; returns the id of its
+    /// tree's top run.
+    async fn record(
+        &mut self,
+        tx: &mut Tx,
+        record: &EventRecord,
+        settled: &mut Vec<AuditRecord>,
+    ) -> Result<String, StoreError> {
         let record = redacted(record);
         let event = &record.event;
         let Some(run_id) = run_of(event) else {
@@ -167,6 +189,7 @@ impl Writer {
             ],
         )
         .await?;
+        self.audit(tx, run_id, &record, settled).await?;
         match event {
             Event::FollowUp { .. } => {
                 tx.execute(
@@ -324,7 +347,8 @@ impl Writer {
     ) -> Result<RunState, StoreError> {
         let rows = tx
             .fetch(
-                "SELECT root_id, steps, input_tokens, output_tokens, cost_usd FROM runs WHERE id = $1",
+                "SELECT root_id, steps, input_tokens, output_tokens, cost_usd, principal, role FROM runs \
+                 WHERE id = $1",
                 vec![Arg::from(run_id)],
             )
             .await?;
@@ -337,6 +361,11 @@ impl Writer {
                     output_tokens: row.count(3)?,
                 },
                 cost: row.real(4)?,
+                caller: Caller {
+                    principal: row.text(5)?.unwrap_or_default(),
+                    role: row.text(6)?,
+                    agent_path: self.agent_path(tx, run_id).await?,
+                },
             });
         }
         let root_id = match parent {
@@ -361,9 +390,21 @@ impl Writer {
             Event::RunStarted { agent, input, .. } => (agent.as_str(), input.as_str()),
             _ => ("", ""),
         };
+        // A sub-run asks for the same principal as the run that started it.
+        let (principal, role) = match parent.and_then(|p| self.memory.runs.get(p)) {
+            Some(state) => (
+                Some(state.caller.principal.clone()).filter(|p| !p.is_empty()),
+                state.caller.role.clone(),
+            ),
+            None => (self.principal.clone(), self.role.clone()),
+        };
+        let agent_path = match parent {
+            Some(parent) => format!("{}/{agent}", self.agent_path(tx, parent).await?),
+            None => agent.to_owned(),
+        };
         tx.execute(
             "INSERT INTO runs (id, parent_id, root_id, agent, input, started_at, last_event_at, model, principal, \
-             cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
+             role, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
             vec![
                 Arg::from(run_id),
                 Arg::Text(parent.map(str::to_owned)),
@@ -372,7 +413,8 @@ impl Writer {
                 Arg::from(input),
                 Arg::from(at),
                 Arg::Text(self.model.clone()),
-                Arg::Text(self.principal.clone()),
+                Arg::Text(principal.clone()),
+                Arg::Text(role.clone()),
                 Arg::from(self.priced().then_some(0.0)),
             ],
         )
@@ -382,7 +424,55 @@ impl Writer {
             steps: 0,
             usage: Usage::default(),
             cost: self.priced().then_some(0.0),
+            caller: Caller {
+                principal: principal.unwrap_or_default(),
+                role,
+                agent_path,
+            },
         })
+    }
+
+    /// The agents from the top of `run_id`'s tree down to its own, `/`-separated: from memory where the writer
+    /// knows a run, else from the store.
+    async fn agent_path(&self, tx: &mut Tx, run_id: &str) -> Result<String, StoreError> {
+        let mut agents = Vec::new();
+        let mut next = Some(run_id.to_owned());
+        // Run trees are shallow; the bound only guards against a cycle in a damaged store.
+        for _ in 0..MAX_DEPTH {
+            let Some(id) = next.take() else { break };
+            if let Some(state) = self.memory.runs.get(&id) {
+                agents.push(state.caller.agent_path.clone());
+                break;
+            }
+            let rows = tx
+                .fetch(
+                    "SELECT parent_id, agent FROM runs WHERE id = $1",
+                    vec![Arg::from(id.as_str())],
+                )
+                .await?;
+            let Some(row) = rows.first() else { break };
+            agents.push(row.string(1)?);
+            next = row.text(0)?;
+        }
+        agents.reverse();
+        Ok(agents.join("/"))
+    }
+
+    /// Follows the tool calls of `record` (see `trail.rs`), adding the audit records of those it settles to
+    /// `settled`.
+    async fn audit(
+        &mut self,
+        tx: &mut Tx,
+        run_id: &str,
+        record: &EventRecord,
+        settled: &mut Vec<AuditRecord>,
+    ) -> Result<(), StoreError> {
+        let runs = &self.memory.runs;
+        let caller_of = |id: &str| runs.get(id).map(|state| state.caller.clone());
+        self.memory
+            .trail
+            .follow(tx, &caller_of, run_id, record, settled)
+            .await
     }
 
     /// True when model calls can be priced.
