@@ -269,13 +269,31 @@ impl RunStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(SQLITE_BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(SQLITE_BUSY_TIMEOUT)
-            .connect_with(options)
-            .await
-            .map_err(|e| fail(one_line(&e.to_string())))?;
-        Self::ready(Pool::Sqlite(pool), shown).await
+        // Several processes opening a new store at once race to switch it to WAL, which SQLite reports as
+        // "database is locked" at once rather than through the busy timeout: try again for a while.
+        let started = std::time::Instant::now();
+        let mut delay = Duration::from_millis(10);
+        loop {
+            let attempt = async {
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .acquire_timeout(SQLITE_BUSY_TIMEOUT)
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(|e| fail(one_line(&e.to_string())))?;
+                Self::ready(Pool::Sqlite(pool), shown.clone()).await
+            };
+            match attempt.await {
+                Err(StoreError::Open { reason, .. })
+                    if reason.contains("database is locked")
+                        && started.elapsed() < SQLITE_BUSY_TIMEOUT =>
+                {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_millis(500));
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn postgres(url: &str, shown: String) -> Result<Self, StoreError> {
