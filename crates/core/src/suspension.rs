@@ -79,12 +79,48 @@ pub(crate) fn qualified_id(call_id: &str, inner: &str) -> String {
     format!("{call_id}/{inner}")
 }
 
+/// The reason of a request from below the agent `agent`, prefixed with the agents' path so that a person knows
+/// who asks: `[expenses] …` for a call of the agent's own, `[expenses/receipts] …` for one that already came
+/// from a sub-agent (`nested`) and carries that sub-agent's prefix.
+pub(crate) fn agent_reason(agent: &str, reason: &str, nested: bool) -> String {
+    if nested
+        && let Some(rest) = reason.strip_prefix('[')
+        && let Some(end) = rest.find("] ")
+        && !rest[..end].contains(['[', ' '])
+    {
+        return format!("[{agent}/{rest}");
+    }
+    format!("[{agent}] {reason}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_qualified_by_the_call_above() {
+    fn reasons_carry_the_agent_path() {
+        assert_eq!(
+            agent_reason("expenses", "`add_expense` needs approval", false),
+            "[expenses] `add_expense` needs approval"
+        );
+        assert_eq!(
+            agent_reason("books", "[expenses] `add_expense` needs approval", true),
+            "[books/expenses] `add_expense` needs approval"
+        );
+        assert_eq!(
+            agent_reason("books", "[a/b] x", true),
+            "[books/a/b] x",
+            "a longer path grows at the front"
+        );
+        assert_eq!(
+            agent_reason("books", "[not a path] x", true),
+            "[books] [not a path] x"
+        );
+        assert_eq!(
+            agent_reason("books", "[expenses] x", false),
+            "[books] [expenses] x",
+            "a direct call's own reason is never merged"
+        );
         assert_eq!(qualified_id("r1", "s1/t1"), "r1/s1/t1");
     }
 }

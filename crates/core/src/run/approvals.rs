@@ -47,6 +47,17 @@ impl Run {
         waiting
     }
 
+    /// True when `call_id` is a call of this run itself that waits for approval (not one inside a suspended
+    /// call).
+    pub(crate) fn awaits_directly(&self, call_id: &str) -> bool {
+        match &self.phase {
+            Phase::Tools { calls, .. } => calls.iter().any(|p| {
+                p.call.id == call_id && matches!(p.state, CallState::AwaitingApproval { .. })
+            }),
+            _ => false,
+        }
+    }
+
     /// Records a person's decision about a call waiting for approval: one of this run's calls, or, by its
     /// qualified id (`<call id>/<inner id>`), one inside a suspended call, routed down to the tool that holds
     /// it ([`crate::Tool::decide`]). `tools` are the run's tools: an edit ([`Approval::Edit`]) is validated
