@@ -174,6 +174,13 @@ impl Tool for AgentTool {
         Ok(landed)
     }
 
+    /// Cancels the sub-run (and any sub-run suspended below it), reporting each as ended.
+    fn cancel(&self, ctx: &ToolContext, state: Value) {
+        if let Ok(mut run) = self.saved_run(&state) {
+            Runner::for_call(self.agent.clone(), self.model.clone(), ctx).cancel(&mut run);
+        }
+    }
+
     async fn resume(&self, ctx: &ToolContext, state: Value) -> ToolProgress {
         let mut run = match self.saved_run(&state) {
             Ok(run) => run,

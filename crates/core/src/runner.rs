@@ -231,10 +231,20 @@ impl Runner {
     }
 
     /// Ends the run as cancelled (for example after Ctrl-C) and reports it; calls that never ran are answered
-    /// with a note, so the transcript stays whole.
+    /// with a note, so the transcript stays whole. Sub-runs suspended below it are cancelled and reported too.
     pub fn cancel(&self, run: &mut Run) {
         if run.is_done() {
             return;
+        }
+        // Sub-runs suspended below the run end with it.
+        let budget = self
+            .budget
+            .clone()
+            .unwrap_or_else(|| Arc::new(RunBudget::unlimited()));
+        for (call, state) in run.suspended_calls() {
+            if let Some(tool) = self.agent.tools.get(&call.name) {
+                tool.cancel(&self.context(run.id(), &call, &budget), state);
+            }
         }
         run.abort(Outcome::Cancelled);
         self.finished(run, Outcome::Cancelled);

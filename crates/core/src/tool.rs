@@ -368,6 +368,12 @@ pub trait Tool: Send + Sync {
         })
     }
 
+    /// Ends a suspended call that will never go on (the caller's run was cancelled), so that what it started
+    /// is reported as ended too. By default there is nothing to end.
+    fn cancel(&self, ctx: &ToolContext, state: Value) {
+        let _ = (ctx, state);
+    }
+
     /// Goes on from a suspension whose every request has a decision: finishes, or stops again with new
     /// requests. `ctx` is the context of the call being resumed. Tools that never suspend fail.
     async fn resume(&self, ctx: &ToolContext, state: Value) -> ToolProgress {

@@ -749,3 +749,43 @@ async fn an_agent_tool_called_outside_a_runner_cannot_wait() {
     );
     assert_eq!(w.runs.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn cancelling_a_waiting_tree_ends_every_sub_run_in_it() {
+    let w = world(&three_levels(), deep_script_start());
+    let (mut run, status) = w.runner.run("Record my train ticket.").await;
+    assert_eq!(waiting(&status).len(), 1);
+    w.runner.cancel(&mut run);
+    assert_eq!(run.outcome(), Some(&steward_core::Outcome::Cancelled));
+    assert!(run.awaiting_approval().is_empty());
+    let root = run.id().to_owned();
+    let finished: Vec<(String, steward_core::Outcome)> = w
+        .log
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Finished {
+                run_id, outcome, ..
+            } => Some((run_id, outcome)),
+            _ => None,
+        })
+        .collect();
+    let cancelled = steward_core::Outcome::Cancelled;
+    assert_eq!(
+        finished,
+        [
+            (format!("{root}/r1/b1"), cancelled.clone()),
+            (format!("{root}/r1"), cancelled.clone()),
+            (root.clone(), cancelled),
+        ]
+    );
+    assert_eq!(
+        tool_results(&run),
+        [(
+            "r1".into(),
+            "No result: the run ended (cancelled) before this call finished.".into(),
+            true
+        )]
+    );
+    assert_eq!(w.runs.load(Ordering::SeqCst), 0);
+}

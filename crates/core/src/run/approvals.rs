@@ -47,6 +47,22 @@ impl Run {
         waiting
     }
 
+    /// The calls that are suspended, with their states (to tell them the run ends: [`crate::Tool::cancel`]).
+    pub(crate) fn suspended_calls(&self) -> Vec<(ToolCall, serde_json::Value)> {
+        let Phase::Tools { calls, .. } = &self.phase else {
+            return Vec::new();
+        };
+        calls
+            .iter()
+            .filter_map(|p| match &p.state {
+                CallState::Suspended { suspension, .. } => {
+                    Some((p.call.clone(), suspension.state.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// True when `call_id` is a call of this run itself that waits for approval (not one inside a suspended
     /// call).
     pub(crate) fn awaits_directly(&self, call_id: &str) -> bool {
