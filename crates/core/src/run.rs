@@ -189,7 +189,14 @@ pub struct Run {
     elapsed: Duration,
     #[serde(default)]
     turn: TurnStart,
+    /// Tokens this turn's sub-runs spent, as of the last time a runner handed the run back.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    sub_run_tokens: u64,
     phase: Phase,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Where the current turn of a conversation began; limits apply per turn.
@@ -223,6 +230,7 @@ impl Run {
             usage: Usage::default(),
             elapsed: Duration::ZERO,
             turn: TurnStart::default(),
+            sub_run_tokens: 0,
             phase: Phase::NeedModel,
         }
     }
@@ -240,6 +248,7 @@ impl Run {
             tokens: self.usage.total(),
             elapsed: self.elapsed,
         };
+        self.sub_run_tokens = 0;
         self.phase = Phase::NeedModel;
         Ok(())
     }
@@ -342,6 +351,16 @@ impl Run {
     /// Tokens used before the current turn began (a conversation's earlier questions).
     pub fn turn_tokens(&self) -> u64 {
         self.turn.tokens
+    }
+
+    /// Tokens this turn's sub-runs spent (the runner keeps the count when it hands the run back, so that a run
+    /// tree resumed after approval still spends from what is left of its budget).
+    pub(crate) fn sub_run_tokens(&self) -> u64 {
+        self.sub_run_tokens
+    }
+
+    pub(crate) fn set_sub_run_tokens(&mut self, tokens: u64) {
+        self.sub_run_tokens = tokens;
     }
 
     fn turn_elapsed(&self) -> Duration {

@@ -260,11 +260,16 @@ impl Runner {
         if let Some(outcome) = run.outcome() {
             return RunStatus::Done(outcome.clone());
         }
+        // This turn's tokens: the run's own and, kept in the run between drives, its sub-runs' (a tree that
+        // waited for approval keeps what it spent before, here or in another process).
+        let own = |run: &Run| run.usage().total().saturating_sub(run.turn_tokens());
         let budget = self.budget.clone().unwrap_or_else(|| {
-            let turn = run.usage().total().saturating_sub(run.turn_tokens());
-            Arc::new(RunBudget::new(run.limits().max_tokens, None).with_spent(turn))
+            Arc::new(
+                RunBudget::new(run.limits().max_tokens, None)
+                    .with_spent(own(run).saturating_add(run.sub_run_tokens())),
+            )
         });
-        loop {
+        let status = loop {
             match run.next(&self.agent.tools) {
                 Step::CallModel(request) => {
                     if let Some(outcome) = exhausted(&budget) {
@@ -277,13 +282,17 @@ impl Runner {
                 Step::ResumeTools(resumptions) => {
                     self.resume_tools(run, resumptions, &budget).await;
                 }
-                Step::AwaitApproval(requests) => return RunStatus::AwaitingApproval(requests),
+                Step::AwaitApproval(requests) => break RunStatus::AwaitingApproval(requests),
                 Step::Done(outcome) => {
                     self.finished(run, outcome.clone());
-                    return RunStatus::Done(outcome);
+                    break RunStatus::Done(outcome);
                 }
             }
+        };
+        if self.budget.is_none() {
+            run.set_sub_run_tokens(budget.tokens().saturating_sub(own(run)));
         }
+        status
     }
 
     fn finished(&self, run: &Run, outcome: Outcome) {

@@ -117,11 +117,17 @@ fn build_agent(
 }
 
 fn world(shape: &Shape, script: Vec<ModelResponse>) -> World {
+    world_limited(shape, script, None)
+}
+
+/// A world whose top agent may spend at most `max_tokens` for the whole tree.
+fn world_limited(shape: &Shape, script: Vec<ModelResponse>, max_tokens: Option<u64>) -> World {
     let model = Arc::new(ScriptedModel::new(script));
     let runs = Arc::new(AtomicUsize::new(0));
     let recorded = Calls::default();
     let log = EventLog::new();
-    let agent = build_agent(shape, &model, &runs, &recorded);
+    let mut agent = build_agent(shape, &model, &runs, &recorded);
+    agent.limits.max_tokens = max_tokens;
     let runner = Runner::new(Arc::new(agent), model.clone())
         .with_policy(Arc::new(policy))
         .with_observer(Arc::new(log.clone()));
@@ -788,4 +794,57 @@ async fn cancelling_a_waiting_tree_ends_every_sub_run_in_it() {
         )]
     );
     assert_eq!(w.runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_resumed_tree_still_spends_from_what_is_left_of_its_token_budget() {
+    // The router may spend 100 tokens for the whole tree. Before the approval the router spent 30 and the
+    // specialist 50; after it, in another process, the specialist spends 30 more: 110, so the router's next
+    // call must not happen.
+    let saved = {
+        let w = world_limited(
+            &two_levels(),
+            vec![
+                calls(&[("r1", "expenses", r#"{"request": "Lunch, 12 EUR."}"#)]).with_usage(20, 10),
+                calls(&[(
+                    "e1",
+                    "record_expense",
+                    r#"{"description": "lunch", "amount": 12}"#,
+                )])
+                .with_usage(40, 10),
+            ],
+            Some(100),
+        );
+        let (run, status) = w.runner.run("Lunch, 12 EUR.").await;
+        assert_eq!(waiting(&status)[0].0, "r1/e1");
+        serde_json::to_string(&run).unwrap()
+    };
+    let w = world_limited(
+        &two_levels(),
+        vec![
+            ModelResponse::text("Lunch recorded.").with_usage(20, 10),
+            ModelResponse::text("never reached"),
+        ],
+        Some(100),
+    );
+    let mut run: Run = serde_json::from_str(&saved).unwrap();
+    let status = w
+        .runner
+        .resume(&mut run, "r1/e1", Approval::Approve)
+        .await
+        .unwrap();
+    assert_eq!(
+        status,
+        RunStatus::Done(steward_core::Outcome::TokenBudget {
+            limit: 100,
+            used: 110
+        })
+    );
+    assert_eq!(
+        w.model.served(),
+        1,
+        "the router's second call must not happen"
+    );
+    assert_eq!(w.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(tool_results(&run)[0].1, "Lunch recorded.");
 }
