@@ -386,7 +386,10 @@ async fn an_edited_call_runs_with_the_persons_arguments_and_a_bad_edit_is_refuse
         arguments: json!({"description": "lunch", "amount": "fifteen"}),
     };
     let error = w.runner.decide(&mut run, "r1/e1", bad).unwrap_err();
-    assert!(matches!(error, Error::InvalidEdit { .. }), "{error:?}");
+    assert!(
+        matches!(&error, Error::InvalidEdit { call_id, .. } if call_id == "r1/e1"),
+        "the error names the id the caller gave: {error:?}"
+    );
     assert!(error.to_string().contains("amount"), "{error}");
     let missing = Approval::Edit {
         arguments: json!({"description": "lunch"}),
@@ -669,7 +672,7 @@ async fn two_waiting_calls_of_one_specialist_resume_only_when_both_are_decided()
     // A second decision for the same call is refused.
     assert!(matches!(
         w.runner.decide(&mut run, "r1/e2", Approval::Approve),
-        Err(Error::NotAwaitingApproval(_))
+        Err(Error::NotAwaitingApproval(id)) if id == "r1/e2"
     ));
 
     let status = w

@@ -164,7 +164,10 @@ impl Run {
                     call_id: inner.to_owned(),
                 });
             };
-            let landed = tool.decide(&mut suspension.state, inner, approval)?;
+            let prefix = pending.call.id.as_str();
+            let landed = tool
+                .decide(&mut suspension.state, inner, approval)
+                .map_err(|e| seen_from_above(e, prefix))?;
             decided.push(inner.to_owned());
             return Ok(landed);
         }
@@ -229,6 +232,22 @@ pub(super) fn all_decided(suspension: &Suspension, decided: &[String]) -> bool {
         .requests
         .iter()
         .all(|r| decided.contains(&r.call.id))
+}
+
+/// An error about a call inside the suspended call `prefix`, with its ids as the caller gave them (qualified).
+fn seen_from_above(error: Error, prefix: &str) -> Error {
+    match error {
+        Error::NotAwaitingApproval(id) => Error::NotAwaitingApproval(qualified_id(prefix, &id)),
+        Error::InvalidEdit { call_id, problem } => Error::InvalidEdit {
+            call_id: qualified_id(prefix, &call_id),
+            problem,
+        },
+        Error::NoSuchApproval { call_id, waiting } => Error::NoSuchApproval {
+            call_id: qualified_id(prefix, &call_id),
+            waiting: waiting.iter().map(|id| qualified_id(prefix, id)).collect(),
+        },
+        other => other,
+    }
 }
 
 /// What the model is told about a call the person rejected.
