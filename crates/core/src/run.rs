@@ -143,6 +143,9 @@ enum CallState {
         suspension: Suspension,
         #[serde(default)]
         decided: Vec<String>,
+        /// The arguments the person gave when approving the call itself with an edit, if they did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edited: Option<Value>,
     },
     Resolved {
         content: String,
@@ -382,6 +385,7 @@ impl Run {
                         CallState::Suspended {
                             suspension,
                             decided,
+                            ..
                         } if all_decided(suspension, decided) => Some(Resumption {
                             call: p.call.clone(),
                             state: suspension.state.clone(),
@@ -571,22 +575,24 @@ impl Run {
     ) -> Result<(), Error> {
         let max_chars = self.history.max_tool_output_chars;
         let pending = self.pending_mut(call_id)?;
-        let note = match &pending.state {
-            CallState::Ready { args, edited } => edited.then(|| {
-                format!(
-                    "The user changed the arguments of this call before approving it; it ran with {args}.\n"
-                )
-            }),
+        let edited = match &pending.state {
+            CallState::Ready { args, edited } => edited.then_some(args),
             CallState::Suspended {
                 suspension,
                 decided,
-            } if all_decided(suspension, decided) => None,
+                edited,
+            } if all_decided(suspension, decided) => edited.as_ref(),
             _ => {
                 return Err(Error::OutOfOrder(
                     "a result arrived for a call that is not running",
                 ));
             }
         };
+        let note = edited.map(|args| {
+            format!(
+                "The user changed the arguments of this call before approving it; it ran with {args}.\n"
+            )
+        });
         let (text, is_error) = match result {
             Ok(output) => (output.content.as_str(), false),
             Err(error) => (error.message.as_str(), true),

@@ -851,3 +851,54 @@ async fn a_resumed_tree_still_spends_from_what_is_left_of_its_token_budget() {
     assert_eq!(w.runs.load(Ordering::SeqCst), 1);
     assert_eq!(tool_results(&run)[0].1, "Lunch recorded.");
 }
+
+#[tokio::test]
+async fn an_edited_agent_call_that_then_suspends_still_tells_the_router_about_the_edit() {
+    // Here the router's call of the expenses agent needs approval too; the person edits its request.
+    let model = Arc::new(ScriptedModel::new([
+        calls(&[("r1", "expenses", r#"{"request": "Lunch, 12 EUR."}"#)]),
+        calls(&[(
+            "e1",
+            "record_expense",
+            r#"{"description": "lunch", "amount": 14}"#,
+        )]),
+        ModelResponse::text("Recorded lunch: 14 EUR."),
+        ModelResponse::text("Your lunch (14 EUR) is recorded."),
+    ]));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let recorded = Calls::default();
+    let agent = build_agent(&two_levels(), &model, &runs, &recorded);
+    let both = |call: &ToolCall, spec: &ToolSpec, args: &Value| {
+        if call.name == "expenses" {
+            Decision::NeedsApproval {
+                reason: "ask the expenses agent?".into(),
+            }
+        } else {
+            policy(call, spec, args)
+        }
+    };
+    let runner = Runner::new(Arc::new(agent), model.clone()).with_policy(Arc::new(both));
+    let (mut run, status) = runner.run("Lunch, 12 EUR.").await;
+    assert_eq!(waiting(&status)[0].0, "r1");
+    let edit = Approval::Edit {
+        arguments: json!({"request": "Lunch, 14 EUR."}),
+    };
+    let status = runner.resume(&mut run, "r1", edit).await.unwrap();
+    assert_eq!(waiting(&status)[0].0, "r1/e1");
+    assert_eq!(
+        requests_of(&model, "expenses")[0][1].text(),
+        Some("Lunch, 14 EUR."),
+        "the sub-agent got the edited request"
+    );
+    let status = runner
+        .resume(&mut run, "r1/e1", Approval::Approve)
+        .await
+        .unwrap();
+    assert_eq!(answer(&status), "Your lunch (14 EUR) is recorded.");
+    assert_eq!(recorded.all(), ["lunch 14"]);
+    assert_eq!(
+        tool_results(&run)[0].1,
+        "The user changed the arguments of this call before approving it; it ran with \
+         {\"request\":\"Lunch, 14 EUR.\"}.\nRecorded lunch: 14 EUR."
+    );
+}

@@ -28,6 +28,7 @@ impl Run {
                 CallState::Suspended {
                     suspension,
                     decided,
+                    ..
                 } => waiting.extend(
                     suspension
                         .requests
@@ -142,6 +143,7 @@ impl Run {
             let CallState::Suspended {
                 suspension,
                 decided,
+                ..
             } = &mut pending.state
             else {
                 continue;
@@ -184,19 +186,20 @@ impl Run {
         suspension: Suspension,
     ) -> Result<(), Error> {
         let pending = self.pending_mut(call_id)?;
-        let running = match &pending.state {
-            CallState::Ready { .. } => true,
+        // An edit the person made to the call itself is kept, to be told with its result.
+        let edited = match &pending.state {
+            CallState::Ready { args, edited } => edited.then(|| args.clone()),
             CallState::Suspended {
                 suspension,
                 decided,
-            } => all_decided(suspension, decided),
-            _ => false,
+                edited,
+            } if all_decided(suspension, decided) => edited.clone(),
+            _ => {
+                return Err(Error::OutOfOrder(
+                    "a suspension arrived for a call that is not running",
+                ));
+            }
         };
-        if !running {
-            return Err(Error::OutOfOrder(
-                "a suspension arrived for a call that is not running",
-            ));
-        }
         let mut seen = HashSet::new();
         if suspension.requests.is_empty() {
             return Err(Error::InvalidSuspension {
@@ -221,6 +224,7 @@ impl Run {
         pending.state = CallState::Suspended {
             suspension,
             decided: Vec::new(),
+            edited,
         };
         Ok(())
     }
