@@ -29,12 +29,56 @@ pub enum Error {
     /// A result or decision for a call the run does not know.
     #[error("the run has no pending tool call `{0}`")]
     UnknownCall(String),
+    /// A decision for a call id that matches no call waiting for approval, anywhere in the run tree.
+    #[error(
+        "no tool call `{call_id}` waits for approval; {}",
+        waiting_list(waiting)
+    )]
+    NoSuchApproval {
+        /// The id given.
+        call_id: String,
+        /// The ids that do wait (qualified by the path of agent-tool calls), in order.
+        waiting: Vec<String>,
+    },
+    /// An edited approval whose arguments do not fit the tool's schema; the call keeps waiting.
+    #[error("the edited arguments of tool call `{call_id}` are not valid: {problem}")]
+    InvalidEdit {
+        /// The call.
+        call_id: String,
+        /// What is wrong (the validator's observation).
+        problem: String,
+    },
+    /// A decision routed to a tool that cannot hold suspended calls.
+    #[error("tool `{tool}` cannot take a decision on `{call_id}`: it never suspends")]
+    CannotSuspend {
+        /// The tool.
+        tool: String,
+        /// The request's id, relative to the tool's call.
+        call_id: String,
+    },
+    /// The saved state of a suspended call does not belong to the tool asked to go on with it.
+    #[error("the suspended state of tool `{tool}` is not valid: {problem}")]
+    InvalidSuspension {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A run method called in the wrong phase (a bug in the code driving the run).
     #[error("run driven out of order: {0}")]
     OutOfOrder(&'static str),
     /// A saved run or transcript could not be read or written.
     #[error("saved run: {0}")]
     Serde(#[from] serde_json::Error),
+}
+
+/// "waiting: `a`, `b`", or "nothing waits".
+fn waiting_list(waiting: &[String]) -> String {
+    if waiting.is_empty() {
+        return "nothing in this run waits for approval".to_owned();
+    }
+    let ids: Vec<String> = waiting.iter().map(|id| format!("`{id}`")).collect();
+    format!("waiting: {}", ids.join(", "))
 }
 
 /// `1) first; 2) second`, or just the problem when there is one.

@@ -62,6 +62,7 @@ mod run_failed;
 mod runner;
 pub mod schema;
 mod scripted;
+mod suspension;
 mod tool;
 mod toolbox;
 mod typed;
@@ -83,12 +84,14 @@ pub use outcome::{Outcome, Transcript};
 pub use policy::{AnnotationPolicy, Approval, Decision, Policy};
 pub use redact::redact_url;
 pub use run::{
-    ApprovalRequest, FINAL_ANSWER, Invocation, Limits, ModelSettings, Run, Step, Verdict,
+    ApprovalRequest, FINAL_ANSWER, Invocation, Limits, ModelSettings, Resumption, Run, Step,
+    Verdict,
 };
 pub use run_failed::RunFailed;
 pub use runner::{RunStatus, Runner};
 pub use schema::{SchemaStyle, schema_for};
 pub use scripted::ScriptedModel;
+pub use suspension::{DecidedCall, Suspension, ToolProgress};
 pub use tool::{Tool, ToolAnnotations, ToolContext, ToolData, ToolError, ToolOutput, ToolSpec};
 pub use toolbox::Toolbox;
 pub use typed::{TypedTool, parse_args};

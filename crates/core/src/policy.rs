@@ -70,4 +70,11 @@ pub enum Approval {
         /// Why, if the person said.
         reason: Option<String>,
     },
+    /// Run it with these arguments instead of the model's. They are validated against the tool's schema when
+    /// the decision is recorded (an invalid edit is refused and the call keeps waiting), and the model is told
+    /// that the person changed them.
+    Edit {
+        /// The arguments to run the call with (a JSON object).
+        arguments: Value,
+    },
 }

@@ -15,10 +15,15 @@ use crate::history::{HistoryBudget, Retention, cut_output, leading_system};
 use crate::message::{Message, ToolCall};
 use crate::model::{FailureCause, ModelRequest, ModelResponse, Usage};
 use crate::outcome::{Outcome, Transcript};
-use crate::policy::{Approval, Decision, Policy};
+use crate::policy::{Decision, Policy};
+use crate::suspension::Suspension;
 use crate::tool::{ToolError, ToolOutput};
 use crate::toolbox::Toolbox;
 use crate::validate::Rejection;
+
+mod approvals;
+
+use approvals::all_decided;
 
 /// The name of the tool whose call ends a run with its `answer` argument.
 pub const FINAL_ANSWER: &str = "final_answer";
@@ -63,9 +68,14 @@ impl Default for Limits {
 pub enum Step {
     /// Send this request to the model, then call [`Run::on_model_response`].
     CallModel(ModelRequest),
-    /// Run these validated, allowed calls, then call [`Run::record_result`] for each.
+    /// Run these validated, allowed calls, then call [`Run::record_result`] (or [`Run::record_suspension`])
+    /// for each.
     CallTools(Vec<Invocation>),
-    /// These calls wait for a person; call [`Run::decide`] for each.
+    /// These suspended calls have every decision they waited for: ask each tool to go on
+    /// ([`crate::Tool::resume`]), in order, then record what it came to as for [`Step::CallTools`].
+    ResumeTools(Vec<Resumption>),
+    /// These calls wait for a person; call [`Run::decide`] for each. A call inside a suspended call (a
+    /// sub-agent's) has an id qualified by the path of calls above it: `<call id>/<inner call id>`.
     AwaitApproval(Vec<ApprovalRequest>),
     /// The run is over.
     Done(Outcome),
@@ -78,6 +88,16 @@ pub struct Invocation {
     pub call: ToolCall,
     /// The validated arguments.
     pub args: Value,
+}
+
+/// A suspended tool call whose every request has a decision, ready to go on.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Resumption {
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// The state the tool suspended with, decisions applied.
+    pub state: Value,
 }
 
 /// A tool call waiting for a person's decision.
@@ -108,9 +128,29 @@ pub enum Verdict {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 enum CallState {
-    Ready { args: Value },
-    AwaitingApproval { args: Value, reason: String },
-    Resolved { content: String, is_error: bool },
+    Ready {
+        args: Value,
+        /// The person changed the model's arguments when approving; the model is told.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        edited: bool,
+    },
+    AwaitingApproval {
+        args: Value,
+        reason: String,
+    },
+    /// The tool stopped until people decide its requests; `decided` lists the request ids decided so far.
+    Suspended {
+        suspension: Suspension,
+        #[serde(default)]
+        decided: Vec<String>,
+        /// The arguments the person gave when approving the call itself with an edit, if they did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edited: Option<Value>,
+    },
+    Resolved {
+        content: String,
+        is_error: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -152,7 +192,14 @@ pub struct Run {
     elapsed: Duration,
     #[serde(default)]
     turn: TurnStart,
+    /// Tokens this turn's sub-runs spent, as of the last time a runner handed the run back.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    sub_run_tokens: u64,
     phase: Phase,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Where the current turn of a conversation began; limits apply per turn.
@@ -186,6 +233,7 @@ impl Run {
             usage: Usage::default(),
             elapsed: Duration::ZERO,
             turn: TurnStart::default(),
+            sub_run_tokens: 0,
             phase: Phase::NeedModel,
         }
     }
@@ -203,6 +251,7 @@ impl Run {
             tokens: self.usage.total(),
             elapsed: self.elapsed,
         };
+        self.sub_run_tokens = 0;
         self.phase = Phase::NeedModel;
         Ok(())
     }
@@ -307,6 +356,16 @@ impl Run {
         self.turn.tokens
     }
 
+    /// Tokens this turn's sub-runs spent (the runner keeps the count when it hands the run back, so that a run
+    /// tree resumed after approval still spends from what is left of its budget).
+    pub(crate) fn sub_run_tokens(&self) -> u64 {
+        self.sub_run_tokens
+    }
+
+    pub(crate) fn set_sub_run_tokens(&mut self, tokens: u64) {
+        self.sub_run_tokens = tokens;
+    }
+
     fn turn_elapsed(&self) -> Duration {
         self.elapsed.saturating_sub(self.turn.elapsed)
     }
@@ -316,23 +375,31 @@ impl Run {
         match &self.phase {
             Phase::Done { outcome } => return Step::Done(outcome.clone()),
             Phase::Tools { calls, .. } => {
-                let waiting: Vec<ApprovalRequest> = calls
+                let waiting = self.awaiting_approval();
+                if !waiting.is_empty() {
+                    return Step::AwaitApproval(waiting);
+                }
+                let resumable: Vec<Resumption> = calls
                     .iter()
                     .filter_map(|p| match &p.state {
-                        CallState::AwaitingApproval { reason, .. } => Some(ApprovalRequest {
+                        CallState::Suspended {
+                            suspension,
+                            decided,
+                            ..
+                        } if all_decided(suspension, decided) => Some(Resumption {
                             call: p.call.clone(),
-                            reason: reason.clone(),
+                            state: suspension.state.clone(),
                         }),
                         _ => None,
                     })
                     .collect();
-                if !waiting.is_empty() {
-                    return Step::AwaitApproval(waiting);
+                if !resumable.is_empty() {
+                    return Step::ResumeTools(resumable);
                 }
                 let ready: Vec<Invocation> = calls
                     .iter()
                     .filter_map(|p| match &p.state {
-                        CallState::Ready { args } => Some(Invocation {
+                        CallState::Ready { args, .. } => Some(Invocation {
                             call: p.call.clone(),
                             args: args.clone(),
                         }),
@@ -463,7 +530,13 @@ impl Run {
                     )
                 }
                 Ok((tool, args)) => match policy.decide(call, tool.spec(), &args) {
-                    Decision::Allow => (CallState::Ready { args }, Verdict::Allowed(call.clone())),
+                    Decision::Allow => (
+                        CallState::Ready {
+                            args,
+                            edited: false,
+                        },
+                        Verdict::Allowed(call.clone()),
+                    ),
                     Decision::Deny { reason } => (
                         CallState::Resolved {
                             content: format!(
@@ -493,8 +566,8 @@ impl Run {
         Ok(verdicts)
     }
 
-    /// Records the result of a call returned by [`Step::CallTools`]. Outputs longer than the history budget
-    /// allows are cut with a marker.
+    /// Records the result of a call returned by [`Step::CallTools`] or [`Step::ResumeTools`]. Outputs longer
+    /// than the history budget allows are cut with a marker.
     pub fn record_result(
         &mut self,
         call_id: &str,
@@ -502,47 +575,35 @@ impl Run {
     ) -> Result<(), Error> {
         let max_chars = self.history.max_tool_output_chars;
         let pending = self.pending_mut(call_id)?;
-        if !matches!(pending.state, CallState::Ready { .. }) {
-            return Err(Error::OutOfOrder(
-                "a result arrived for a call that is not running",
-            ));
-        }
-        pending.state = match result {
-            Ok(output) => CallState::Resolved {
-                content: cut_output(&output.content, max_chars),
-                is_error: false,
-            },
-            Err(error) => CallState::Resolved {
-                content: cut_output(&error.message, max_chars),
-                is_error: true,
-            },
+        let edited = match &pending.state {
+            CallState::Ready { args, edited } => edited.then_some(args),
+            CallState::Suspended {
+                suspension,
+                decided,
+                edited,
+            } if all_decided(suspension, decided) => edited.as_ref(),
+            _ => {
+                return Err(Error::OutOfOrder(
+                    "a result arrived for a call that is not running",
+                ));
+            }
         };
-        self.settle();
-        Ok(())
-    }
-
-    /// Records a person's decision about a call waiting for approval.
-    pub fn decide(&mut self, call_id: &str, approval: &Approval) -> Result<(), Error> {
-        let pending = self.pending_mut(call_id)?;
-        let CallState::AwaitingApproval { args, .. } = &mut pending.state else {
-            return Err(Error::NotAwaitingApproval(call_id.to_owned()));
+        let note = edited.map(|args| {
+            format!(
+                "The user changed the arguments of this call before approving it; it ran with {args}.\n"
+            )
+        });
+        let (text, is_error) = match result {
+            Ok(output) => (output.content.as_str(), false),
+            Err(error) => (error.message.as_str(), true),
         };
-        pending.state = match approval {
-            Approval::Approve => CallState::Ready {
-                args: std::mem::take(args),
+        let content = cut_output(text, max_chars);
+        pending.state = CallState::Resolved {
+            content: match note {
+                Some(note) => note + &content,
+                None => content,
             },
-            Approval::Reject { reason } => CallState::Resolved {
-                content: match reason {
-                    Some(r) => format!(
-                        "The user rejected this call: {r}. Do not retry it; ask the user how to proceed."
-                    ),
-                    None => {
-                        "The user rejected this call. Do not retry it; ask the user how to proceed."
-                            .to_owned()
-                    }
-                },
-                is_error: true,
-            },
+            is_error,
         };
         self.settle();
         Ok(())

@@ -19,8 +19,9 @@ use crate::message::{Message, ToolCall};
 use crate::model::{FailureCause, Model, ModelRequest, StreamDelta, ToolReplay};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Approval, Policy};
-use crate::run::{ApprovalRequest, Invocation, Run, Step, Verdict};
+use crate::run::{ApprovalRequest, Invocation, Resumption, Run, Step, Verdict};
 use crate::run_failed::RunFailed;
+use crate::suspension::ToolProgress;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 
 /// Where a run stands when the runner hands it back.
@@ -198,13 +199,20 @@ impl Runner {
     }
 
     /// Records a person's decision on a call waiting for approval (the run is not driven yet).
+    ///
+    /// `call_id` is an id from [`RunStatus::AwaitingApproval`]: a call of this run, or a sub-agent's call
+    /// qualified by the path of agent-tool calls above it (`<call id>/<sub-agent's call id>`), which is routed
+    /// down to the sub-run that waits for it. An edit ([`Approval::Edit`]) is validated against the tool's
+    /// schema; an invalid one is an error and the call keeps waiting. An id that matches no waiting call is
+    /// [`Error::NoSuchApproval`], naming the ids that wait. [`Event::ApprovalDecided`] is reported for the run
+    /// whose call it is, with that call's own id.
     pub fn decide(&self, run: &mut Run, call_id: &str, approval: Approval) -> Result<(), Error> {
-        run.decide(call_id, &approval)?;
-        self.emit(
-            run,
+        let landed = run.decide(call_id, &approval, &self.agent.tools)?;
+        self.emit_under(
+            landed.parent_run_id.as_deref(),
             Event::ApprovalDecided {
-                run_id: run.id().to_owned(),
-                call_id: call_id.to_owned(),
+                run_id: landed.run_id,
+                call_id: landed.call_id,
                 approval,
             },
         );
@@ -223,25 +231,45 @@ impl Runner {
     }
 
     /// Ends the run as cancelled (for example after Ctrl-C) and reports it; calls that never ran are answered
-    /// with a note, so the transcript stays whole.
+    /// with a note, so the transcript stays whole. Sub-runs suspended below it are cancelled and reported too.
     pub fn cancel(&self, run: &mut Run) {
         if run.is_done() {
             return;
+        }
+        // Sub-runs suspended below the run end with it.
+        let budget = self
+            .budget
+            .clone()
+            .unwrap_or_else(|| Arc::new(RunBudget::unlimited()));
+        for (call, state) in run.suspended_calls() {
+            if let Some(tool) = self.agent.tools.get(&call.name) {
+                tool.cancel(&self.context(run.id(), &call, &budget), state);
+            }
         }
         run.abort(Outcome::Cancelled);
         self.finished(run, Outcome::Cancelled);
     }
 
     /// Drives the run until it is done or waits for approval.
+    ///
+    /// A sub-agent whose call waits for approval suspends its agent-tool call, and this run waits with it:
+    /// the status lists the sub-agent's requests with qualified ids and reasons that start with the agents'
+    /// path (`[expenses] …`). Once every request of a suspended call has a decision, driving resumes the
+    /// sub-run where it stopped, records its answer as the call's result and goes on.
     pub async fn drive(&self, run: &mut Run) -> RunStatus {
         if let Some(outcome) = run.outcome() {
             return RunStatus::Done(outcome.clone());
         }
+        // This turn's tokens: the run's own and, kept in the run between drives, its sub-runs' (a tree that
+        // waited for approval keeps what it spent before, here or in another process).
+        let own = |run: &Run| run.usage().total().saturating_sub(run.turn_tokens());
         let budget = self.budget.clone().unwrap_or_else(|| {
-            let turn = run.usage().total().saturating_sub(run.turn_tokens());
-            Arc::new(RunBudget::new(run.limits().max_tokens, None).with_spent(turn))
+            Arc::new(
+                RunBudget::new(run.limits().max_tokens, None)
+                    .with_spent(own(run).saturating_add(run.sub_run_tokens())),
+            )
         });
-        loop {
+        let status = loop {
             match run.next(&self.agent.tools) {
                 Step::CallModel(request) => {
                     if let Some(outcome) = exhausted(&budget) {
@@ -251,13 +279,20 @@ impl Runner {
                     self.call_model(run, request, &budget).await;
                 }
                 Step::CallTools(invocations) => self.call_tools(run, invocations, &budget).await,
-                Step::AwaitApproval(requests) => return RunStatus::AwaitingApproval(requests),
+                Step::ResumeTools(resumptions) => {
+                    self.resume_tools(run, resumptions, &budget).await;
+                }
+                Step::AwaitApproval(requests) => break RunStatus::AwaitingApproval(requests),
                 Step::Done(outcome) => {
                     self.finished(run, outcome.clone());
-                    return RunStatus::Done(outcome);
+                    break RunStatus::Done(outcome);
                 }
             }
+        };
+        if self.budget.is_none() {
+            run.set_sub_run_tokens(budget.tokens().saturating_sub(own(run)));
         }
+        status
     }
 
     fn finished(&self, run: &Run, outcome: Outcome) {
@@ -372,6 +407,8 @@ impl Runner {
         }
     }
 
+    /// Runs the calls of one reply: concurrently when every one is read-only, else one by one in call order,
+    /// stopping after a call that suspends (the later calls wait for it, so calls still happen in order).
     async fn call_tools(
         &self,
         run: &mut Run,
@@ -389,25 +426,19 @@ impl Runner {
         let time_left = run.remaining();
         let started = Instant::now();
         let left = || time_left.map(|b| b.saturating_sub(started.elapsed()));
-        for inv in &invocations {
-            self.emit(
-                run,
-                Event::ToolCall {
-                    run_id: run_id.clone(),
-                    call: inv.call.clone(),
-                },
-            );
-        }
         let mut timed_out = false;
         if concurrent {
+            for inv in &invocations {
+                self.emit_call(run, &inv.call);
+            }
             let mut running: FuturesUnordered<_> = invocations
                 .into_iter()
                 .map(|inv| self.invoke(&run_id, inv, budget))
                 .collect();
             loop {
                 match within(left(), running.next()).await {
-                    Some(Some((call, result, spent, note))) => {
-                        self.record(run, &call, result, spent, note);
+                    Some(Some(done)) => {
+                        self.record(run, done);
                     }
                     Some(None) => break,
                     None => {
@@ -418,9 +449,12 @@ impl Runner {
             }
         } else {
             for inv in invocations {
+                self.emit_call(run, &inv.call);
                 match within(left(), self.invoke(&run_id, inv, budget)).await {
-                    Some((call, result, spent, note)) => {
-                        self.record(run, &call, result, spent, note)
+                    Some(done) => {
+                        if self.record(run, done) {
+                            break;
+                        }
                     }
                     None => {
                         timed_out = true;
@@ -435,14 +469,63 @@ impl Runner {
         }
     }
 
-    fn record(
+    /// Asks each suspended call whose decisions are all in to go on, in call order.
+    async fn resume_tools(
         &self,
         run: &mut Run,
-        call: &ToolCall,
-        result: Result<ToolOutput, ToolError>,
-        spent: Duration,
-        note: Option<String>,
+        resumptions: Vec<Resumption>,
+        budget: &Arc<RunBudget>,
     ) {
+        let run_id = run.id().to_owned();
+        let time_left = run.remaining();
+        let started = Instant::now();
+        let mut timed_out = false;
+        for resumption in resumptions {
+            let left = time_left.map(|b| b.saturating_sub(started.elapsed()));
+            match within(left, self.resume_one(&run_id, resumption, budget)).await {
+                Some(done) => {
+                    self.record(run, done);
+                }
+                None => {
+                    timed_out = true;
+                    break;
+                }
+            }
+        }
+        run.add_elapsed(started.elapsed());
+        if timed_out {
+            run.abort(time_limit(run));
+        }
+    }
+
+    fn emit_call(&self, run: &Run, call: &ToolCall) {
+        self.emit(
+            run,
+            Event::ToolCall {
+                run_id: run.id().to_owned(),
+                call: call.clone(),
+            },
+        );
+    }
+
+    /// Records what a call came to; true when it suspended.
+    fn record(&self, run: &mut Run, done: Done) -> bool {
+        let Done {
+            call,
+            progress,
+            spent,
+            note,
+        } = done;
+        let result = match progress {
+            ToolProgress::Done(result) => result,
+            ToolProgress::Suspended(suspension) => {
+                match run.record_suspension(&call.id, suspension) {
+                    // The sub-run reported its own requests as they arose; the call's result comes when it ends.
+                    Ok(()) => return true,
+                    Err(error) => Err(ToolError::internal(error.to_string())),
+                }
+            }
+        };
         let recorded = run.record_result(&call.id, &result);
         let (content, is_error, data, diagnostic) = match result {
             Ok(output) => (output.content, false, output.data, note),
@@ -450,7 +533,7 @@ impl Runner {
         };
         let diagnostic = match recorded {
             Ok(()) => diagnostic,
-            Err(e) => Some(e.to_string()),
+            Err(e) => Some(diagnostic.map_or_else(|| e.to_string(), |d| format!("{d}; {e}"))),
         };
         self.emit(
             run,
@@ -465,20 +548,27 @@ impl Runner {
                 duration_ms: millis(spent),
             },
         );
+        false
     }
 
-    async fn invoke(
-        &self,
-        run_id: &str,
-        inv: Invocation,
-        budget: &Arc<RunBudget>,
-    ) -> (
-        ToolCall,
-        Result<ToolOutput, ToolError>,
-        Duration,
-        Option<String>,
-    ) {
+    /// The context of one call of the run `run_id`: everything a sub-run started by the call inherits.
+    fn context(&self, run_id: &str, call: &ToolCall, budget: &Arc<RunBudget>) -> ToolContext {
+        ToolContext::new(run_id, call.id.as_str(), self.agent.name.as_str())
+            .with_tool(call.name.as_str())
+            .with_principal(self.principal.clone())
+            .with_observer(self.observer.clone())
+            .with_policy(self.policy.clone())
+            .with_budget(budget.clone())
+    }
+
+    async fn invoke(&self, run_id: &str, inv: Invocation, budget: &Arc<RunBudget>) -> Done {
         let started = Instant::now();
+        let done = |call, result: Result<ToolOutput, ToolError>, note| Done {
+            call,
+            progress: ToolProgress::Done(result),
+            spent: started.elapsed(),
+            note,
+        };
         // A replay never runs a tool that changes things: the model shows the recorded result instead.
         if let Some(tool) = self.agent.tools.get(&inv.call.name)
             && !tool.spec().annotations.read_only
@@ -493,7 +583,7 @@ impl Runner {
                         Ok(ToolOutput::text(content))
                     };
                     let note = "replayed: the recorded result; the tool did not run".to_owned();
-                    return (inv.call, result, started.elapsed(), Some(note));
+                    return done(inv.call, result, Some(note));
                 }
                 ToolReplay::Missing => {
                     let result = Err(ToolError::new(format!(
@@ -503,34 +593,70 @@ impl Runner {
                     .with_diagnostic(
                         "replay: a tool that is not read-only is never run; the recording has no result for it",
                     ));
-                    return (inv.call, result, started.elapsed(), None);
+                    return done(inv.call, result, None);
                 }
             }
         }
-        let ctx = ToolContext::new(run_id, inv.call.id.as_str(), self.agent.name.as_str())
-            .with_tool(inv.call.name.as_str())
-            .with_principal(self.principal.clone())
-            .with_observer(self.observer.clone())
-            .with_policy(self.policy.clone())
-            .with_budget(budget.clone());
-        let result = match self.agent.tools.get(&inv.call.name) {
-            Some(tool) => AssertUnwindSafe(tool.call(&ctx, inv.args))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| {
-                    Err(ToolError::internal(format!(
-                        "tool `{}` panicked: {}",
-                        inv.call.name,
-                        panic_text(panic.as_ref())
-                    )))
-                }),
-            None => Err(ToolError::internal(format!(
-                "tool `{}` disappeared from the toolbox",
-                inv.call.name
-            ))),
+        let ctx = self.context(run_id, &inv.call, budget);
+        let progress = match self.agent.tools.get(&inv.call.name) {
+            Some(tool) => caught(&inv.call.name, tool.call_or_suspend(&ctx, inv.args)).await,
+            None => missing(&inv.call.name),
         };
-        (inv.call, result, started.elapsed(), None)
+        Done {
+            call: inv.call,
+            progress,
+            spent: started.elapsed(),
+            note: None,
+        }
     }
+
+    async fn resume_one(
+        &self,
+        run_id: &str,
+        resumption: Resumption,
+        budget: &Arc<RunBudget>,
+    ) -> Done {
+        let started = Instant::now();
+        let ctx = self.context(run_id, &resumption.call, budget);
+        let progress = match self.agent.tools.get(&resumption.call.name) {
+            Some(tool) => caught(&resumption.call.name, tool.resume(&ctx, resumption.state)).await,
+            None => missing(&resumption.call.name),
+        };
+        Done {
+            call: resumption.call,
+            progress,
+            spent: started.elapsed(),
+            note: None,
+        }
+    }
+}
+
+/// What one tool call came to, and how long it took.
+struct Done {
+    call: ToolCall,
+    progress: ToolProgress,
+    spent: Duration,
+    /// A note for the operator (a replayed result).
+    note: Option<String>,
+}
+
+/// Awaits a tool's future; a panic becomes the call's internal error.
+async fn caught(name: &str, future: impl Future<Output = ToolProgress>) -> ToolProgress {
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            ToolProgress::Done(Err(ToolError::internal(format!(
+                "tool `{name}` panicked: {}",
+                panic_text(panic.as_ref())
+            ))))
+        })
+}
+
+fn missing(name: &str) -> ToolProgress {
+    ToolProgress::Done(Err(ToolError::internal(format!(
+        "tool `{name}` disappeared from the toolbox"
+    ))))
 }
 
 /// Awaits `future`, giving up (None) after `limit` when there is one and a Tokio timer to enforce it.

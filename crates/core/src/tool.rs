@@ -7,9 +7,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use crate::budget::{Principal, RunBudget};
+use crate::error::Error;
 use crate::event::{NoObserver, Observer};
-use crate::policy::{AnnotationPolicy, Policy};
+use crate::policy::{AnnotationPolicy, Approval, Policy};
 use crate::schema::{self, SchemaStyle};
+use crate::suspension::{DecidedCall, ToolProgress};
 
 /// Hints about what a tool does, used by policies and UIs (the same vocabulary as MCP's tool annotations).
 ///
@@ -341,5 +343,44 @@ pub trait Tool: Send + Sync {
     /// and the sub-agent's own calls are replayed one by one (see [`crate::Model::tool_replay`]).
     fn runs_agent(&self) -> bool {
         false
+    }
+
+    /// Runs the tool as the runner does: it may finish, or stop because calls it made wait for a person and
+    /// hand back a [`crate::Suspension`] that the caller's run keeps (an agent tool whose sub-agent waits). By
+    /// default the tool runs to its end with [`Tool::call`].
+    async fn call_or_suspend(&self, ctx: &ToolContext, args: Value) -> ToolProgress {
+        ToolProgress::Done(self.call(ctx, args).await)
+    }
+
+    /// Records a person's decision on the request `call_id` (an id of the suspension's requests) inside a
+    /// suspension's `state`, checking it as a decision on the waiting call itself would be (an edit against the
+    /// tool's schema). Says where the decision landed. Tools that never suspend refuse.
+    fn decide(
+        &self,
+        state: &mut Value,
+        call_id: &str,
+        approval: &Approval,
+    ) -> Result<DecidedCall, Error> {
+        let _ = (state, approval);
+        Err(Error::CannotSuspend {
+            tool: self.spec().name.clone(),
+            call_id: call_id.to_owned(),
+        })
+    }
+
+    /// Ends a suspended call that will never go on (the caller's run was cancelled), so that what it started
+    /// is reported as ended too. By default there is nothing to end.
+    fn cancel(&self, ctx: &ToolContext, state: Value) {
+        let _ = (ctx, state);
+    }
+
+    /// Goes on from a suspension whose every request has a decision: finishes, or stops again with new
+    /// requests. `ctx` is the context of the call being resumed. Tools that never suspend fail.
+    async fn resume(&self, ctx: &ToolContext, state: Value) -> ToolProgress {
+        let _ = (ctx, state);
+        ToolProgress::Done(Err(ToolError::internal(format!(
+            "tool `{}` cannot resume a suspended call: it never suspends",
+            self.spec().name
+        ))))
     }
 }

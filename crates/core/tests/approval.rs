@@ -247,3 +247,53 @@ async fn final_answer_tool_ends_the_run_after_the_other_calls() {
     assert_eq!(model.served(), 1);
     assert_eq!(tool_results(&run).len(), 2);
 }
+
+#[tokio::test]
+async fn an_edited_call_runs_with_the_persons_arguments_and_the_model_is_told() {
+    let deleted = Calls::<u32>::default();
+    let model = Arc::new(ScriptedModel::new([
+        calls(&[("d1", "delete_project", r#"{"id": 7}"#)]),
+        ModelResponse::text("Project 8 is deleted."),
+    ]));
+    let (runner, log) = runner(agent(tools(&deleted)), model.clone());
+    let (mut run, status) = runner.run("delete project 8").await;
+    assert!(matches!(status, RunStatus::AwaitingApproval(_)));
+
+    // An edit that does not fit the schema is refused; the call keeps waiting and nothing runs.
+    let bad = Approval::Edit {
+        arguments: serde_json::json!({"id": "eight"}),
+    };
+    let error = runner.decide(&mut run, "d1", bad).unwrap_err();
+    assert!(
+        matches!(&error, steward_core::Error::InvalidEdit { call_id, .. } if call_id == "d1"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("id"), "{error}");
+    assert!(matches!(
+        runner.drive(&mut run).await,
+        RunStatus::AwaitingApproval(_)
+    ));
+    assert_eq!(model.served(), 1);
+
+    let edit = Approval::Edit {
+        arguments: serde_json::json!({"id": 8}),
+    };
+    let status = runner.resume(&mut run, "d1", edit.clone()).await.unwrap();
+    assert_eq!(answer(&status), "Project 8 is deleted.");
+    assert_eq!(
+        deleted.all(),
+        [8],
+        "it ran once, with the person's arguments"
+    );
+    assert_eq!(
+        tool_results(&run)[0].1,
+        "The user changed the arguments of this call before approving it; it ran with {\"id\":8}.\n\
+         Project 8 deleted."
+    );
+    // The model's own call stays in the transcript as it made it.
+    assert_eq!(run.messages()[2].tool_calls()[0].arguments, r#"{"id": 7}"#);
+    assert!(log.events().iter().any(|e| matches!(
+        e,
+        Event::ApprovalDecided { approval, .. } if *approval == edit
+    )));
+}
