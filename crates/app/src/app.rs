@@ -537,11 +537,10 @@ impl App {
         let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
         // A sub-agent's answer is not a source of data: the reads inside its run count.
         trusted.extend(self.agents.keys().cloned());
-        Arc::new(RolePolicy::new(
-            self.role(principal),
-            self.declared_writes.clone(),
-            trusted,
-        ))
+        Arc::new(
+            RolePolicy::new(self.role(principal), self.declared_writes.clone(), trusted)
+                .with_agents(self.agents.keys().cloned().collect()),
+        )
     }
 
     /// The names of the config's models that the agent `name` and its sub-agents (at any depth) name.

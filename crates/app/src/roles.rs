@@ -109,6 +109,8 @@ pub struct RolePolicy {
     declared_writes: BTreeSet<String>,
     /// Tools whose results the config trusts, beside the role's.
     trusted: BTreeSet<String>,
+    /// The names of agents (offered as tools to routers): the role's `agents` governs them, not its `tools`.
+    agents: BTreeSet<String>,
     /// Set once a tool that reads outside data returned.
     tainted: AtomicBool,
     /// The tool whose result tainted the run, for the reason shown.
@@ -128,17 +130,28 @@ impl RolePolicy {
             role: role.map(|(_, def)| def.clone()).unwrap_or_default(),
             declared_writes,
             trusted,
+            agents: BTreeSet::new(),
             tainted: AtomicBool::new(false),
             tainted_by: Mutex::new(None),
         }
     }
 
-    /// True when the role may use `tool`.
+    /// The same policy, knowing which tool names are agents (sub-agents offered as tools): the role's
+    /// `agents` list governs those.
+    pub fn with_agents(mut self, agents: BTreeSet<String>) -> Self {
+        self.agents = agents;
+        self
+    }
+
+    /// True when the role may use `tool` (for an agent offered as a tool, when it may run that agent).
     pub fn allows_tool(&self, tool: &str) -> bool {
-        self.role
-            .tools
-            .as_ref()
-            .is_none_or(|tools| tools.iter().any(|t| t == tool))
+        let list = if self.agents.contains(tool) {
+            &self.role.agents
+        } else {
+            &self.role.tools
+        };
+        list.as_ref()
+            .is_none_or(|names| names.iter().any(|t| t == tool))
     }
 
     fn role_label(&self) -> String {

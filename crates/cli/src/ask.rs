@@ -51,13 +51,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
     if question.is_empty() {
         anyhow::bail!("the question is empty");
     }
-    let Session {
-        runner,
-        trace,
-        model_name,
-        log,
-        recorder,
-    } = Session::open(
+    let session = Session::open(
         &args.agents,
         &args.model,
         args.trace,
@@ -65,19 +59,37 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         Some(question),
     )
     .await?;
+    let mut run = session.runner.start(question);
+    conclude(&session, &mut run, args.json).await
+}
 
-    let mut run = runner.start(question);
-    let driven = session::drive(&runner, &mut run, true).await;
+/// Drives `run` to its end and reports it as `ask` does: the answer (or, with `json`, the whole run); a run
+/// that waits for an approval no one here can give is saved in the run store to be decided and resumed later
+/// (exit code 4).
+pub(crate) async fn conclude(
+    session: &Session,
+    run: &mut steward_core::Run,
+    json: bool,
+) -> anyhow::Result<u8> {
+    let Session {
+        runner,
+        trace,
+        model_name,
+        log,
+        recorder,
+        ..
+    } = session;
+    let driven = session::drive(runner, run, true).await;
     trace.clear();
     crate::runs::finish(recorder.as_deref()).await;
     let outcome = match driven {
         session::Driven::Done(outcome) => outcome,
         session::Driven::Waiting(requests) => {
-            return waiting(&run, &requests, args.json);
+            return waiting(session, run, &requests, json).await;
         }
     };
 
-    if args.json {
+    if json {
         let usage = trace.total_usage();
         let output = json!({
             "run_id": run.id(),
@@ -111,18 +123,36 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
     Ok(exit::for_outcome(&outcome))
 }
 
-/// A run that waits for approval where no one can give it: what waits, and how to go on; exit code 4.
-fn waiting(
+/// A run that waits for approval where no one can give it: saved in the run store, what waits and how to go
+/// on; exit code 4.
+async fn waiting(
+    session: &Session,
     run: &steward_core::Run,
     requests: &[steward_core::ApprovalRequest],
     json: bool,
 ) -> anyhow::Result<u8> {
+    let agent = session.runner.agent().name.clone();
+    let ids = match &session.store {
+        Some(store) => Some(
+            store
+                .save_pending(run, &agent, &session.principal, requests)
+                .await?,
+        ),
+        None => None,
+    };
     if json {
         let pending: Vec<_> = requests
             .iter()
-            .map(
-                |r| json!({"tool": r.call.name, "arguments": r.call.arguments, "reason": r.reason}),
-            )
+            .enumerate()
+            .map(|(i, r)| {
+                json!({
+                    "approval_id": ids.as_ref().and_then(|ids| ids.get(i)),
+                    "call_id": r.call.id,
+                    "tool": r.call.name,
+                    "arguments": r.call.arguments,
+                    "reason": r.reason,
+                })
+            })
             .collect();
         say!(
             "{}",
@@ -136,22 +166,37 @@ fn waiting(
         );
     }
     let style = crate::style::Style::stderr();
-    for request in requests {
+    for (i, request) in requests.iter().enumerate() {
+        let id = ids
+            .as_ref()
+            .and_then(|ids| ids.get(i))
+            .map(|id| format!("[{id}] "))
+            .unwrap_or_default();
         note!(
-            "{} {} {}: {}",
+            "{} {id}{} {}: {}",
             style.warn("waiting for approval:"),
             style.bold(&request.call.name),
             request.call.arguments,
             request.reason
         );
     }
-    note!(
-        "{}",
-        style.dim(
-            "(no one can approve here: run the command in a terminal to approve or deny each call, or let the \
-             role run the tool without approval in steward.yaml: `skip_approval`, or `trusted` for the tool that \
-             read the data)"
-        )
-    );
+    match ids {
+        Some(_) => note!(
+            "{}",
+            style.dim(&format!(
+                "(saved: decide with `steward approvals approve ID` or `steward approvals deny ID --reason TEXT`, \
+                 then `steward runs resume {}`; or let the role run the tool without approval in steward.yaml)",
+                run.id()
+            ))
+        ),
+        None => note!(
+            "{}",
+            style.dim(
+                "(not saved, as --no-store was given: run the command in a terminal to approve or deny each call, \
+                 or let the role run the tool without approval in steward.yaml: `skip_approval`, or `trusted` for \
+                 the tool that read the data)"
+            )
+        ),
+    }
     Ok(exit::NEEDS_APPROVAL)
 }

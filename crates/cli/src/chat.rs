@@ -41,6 +41,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         trace,
         model_name,
         recorder,
+        ..
     } = runtime.block_on(Session::open(
         &args.agents,
         &args.model,

@@ -1,6 +1,7 @@
 //! `steward`: run Steward's agents from a terminal.
 
 mod agents;
+mod approvals;
 mod ask;
 mod audit;
 mod chat;
@@ -67,9 +68,12 @@ enum Command {
     /// Check the config file, or show it resolved.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
-    /// List the recorded runs, or show one step by step.
+    /// List the recorded runs, show one step by step, or resume one that waited for approval.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// List the calls saved runs wait for, and approve or deny them.
+    #[command(subcommand)]
+    Approvals(approvals::ApprovalsCommand),
     /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
     Init(init::InitArgs),
     /// List the audit trail of tool calls, or check that its hash chain is intact.
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Tools(command) => runtime.block_on(tools::run(command)),
         Command::Config(command) => runtime.block_on(config_cmd::run(command)),
         Command::Runs(command) => runtime.block_on(runs::run(command)),
+        Command::Approvals(command) => runtime.block_on(approvals::run(command)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command)),
     };

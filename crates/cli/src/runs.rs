@@ -64,7 +64,7 @@ pub(crate) async fn open(args: &StoreArgs) -> anyhow::Result<RunStore> {
 pub(crate) async fn recorder(
     args: &StoreArgs,
     no_store: bool,
-) -> anyhow::Result<Option<Arc<StoreObserver>>> {
+) -> anyhow::Result<Option<(Arc<StoreObserver>, RunStore)>> {
     if no_store {
         return Ok(None);
     }
@@ -80,7 +80,7 @@ pub(crate) async fn recorder(
             return Ok(None);
         }
     };
-    Ok(Some(Arc::new(StoreObserver::new(store)?)))
+    Ok(Some((Arc::new(StoreObserver::new(store.clone())?), store)))
 }
 
 /// Waits until `recorder` has written everything; a write error is a warning (the answer stands).
@@ -103,6 +103,40 @@ pub(crate) enum RunsCommand {
     List(ListArgs),
     /// Show one run step by step, as `--trace` printed it (sub-agents included), or as JSON.
     Show(ShowArgs),
+    /// Carry on a run that waited for approval, once `steward approvals` decided every call it waits for.
+    Resume(ResumeArgs),
+}
+
+/// Arguments of `steward runs resume`.
+#[derive(Args, Debug)]
+pub(crate) struct ResumeArgs {
+    /// The run's id (or the start of it), as `steward ask` printed it.
+    #[arg(value_name = "RUN_ID")]
+    id: String,
+
+    /// Show each step on standard error.
+    #[arg(short, long)]
+    trace: bool,
+
+    /// Print the run as `ask --json` does.
+    #[arg(long)]
+    json: bool,
+
+    /// The business database, as for `ask` (default: the config's, else the demo database).
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    db: Option<String>,
+
+    #[command(flatten)]
+    store: StoreArgs,
+
+    #[command(flatten)]
+    model: crate::setup::ModelArgs,
 }
 
 /// Arguments of `steward runs list`.
@@ -150,7 +184,70 @@ pub(crate) async fn run(command: RunsCommand) -> anyhow::Result<u8> {
     match command {
         RunsCommand::List(args) => list(args).await,
         RunsCommand::Show(args) => show(args).await,
+        RunsCommand::Resume(args) => resume(args).await,
     }
+}
+
+async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store).await?;
+    let pending = store.pending_run(&args.id).await?;
+    if let Some(at) = pending.resumed_at {
+        anyhow::bail!(
+            "run {} was resumed already (at {}); `steward runs show {}` shows how it went",
+            pending.run_id,
+            at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S"),
+            pending.run_id
+        );
+    }
+    let mut run = pending.run;
+    // The calls it waits for now (earlier rounds' decisions are in its state already).
+    let waiting = run.awaiting_approval();
+    let mut decisions = Vec::new();
+    let mut undecided = Vec::new();
+    for request in &waiting {
+        match pending
+            .approvals
+            .iter()
+            .find(|a| a.call_id == request.call.id)
+        {
+            Some(a) => match a.approval()? {
+                Some(decision) => decisions.push((request.call.id.clone(), decision)),
+                None => undecided.push(format!("{} ({})", a.id, a.tool)),
+            },
+            None => undecided.push(format!("{} ({})", request.call.id, request.call.name)),
+        }
+    }
+    anyhow::ensure!(
+        undecided.is_empty(),
+        "run {} still waits for: {}; decide with `steward approvals approve ID` or `steward approvals deny ID`",
+        pending.run_id,
+        undecided.join(", ")
+    );
+    let agents = crate::agents::AgentArgs {
+        db: args.db.clone(),
+        agent: Some(pending.agent.clone()),
+        identity: Default::default(),
+        store: args.store.clone(),
+        no_store: false,
+    };
+    let session = crate::session::Session::open_as(
+        &agents,
+        &args.model,
+        args.trace,
+        !args.json,
+        None,
+        Some(pending.principal.clone()),
+    )
+    .await?;
+    for (call_id, decision) in decisions {
+        session
+            .runner
+            .decide(&mut run, &call_id, decision)
+            .with_context(|| format!("the decision on {call_id} cannot be applied"))?;
+    }
+    store.mark_resumed(&pending.run_id).await?;
+    store.close().await;
+    crate::ask::conclude(&session, &mut run, args.json).await
 }
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {

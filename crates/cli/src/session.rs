@@ -107,6 +107,10 @@ pub(crate) struct Session {
     pub(crate) log: EventLog,
     /// Records the runs in the run store (`None` with `--no-store`).
     pub(crate) recorder: Option<Arc<StoreObserver>>,
+    /// The run store, to save a run that waits for approval.
+    pub(crate) store: Option<steward_app::store::RunStore>,
+    /// Who the runs are for.
+    pub(crate) principal: steward_core::Principal,
 }
 
 impl Session {
@@ -118,9 +122,24 @@ impl Session {
         stream: bool,
         question: Option<&str>,
     ) -> anyhow::Result<Self> {
+        Self::open_as(agents, model, trace, stream, question, None).await
+    }
+
+    /// [`Session::open`] for `principal` when given (a resumed run's), else the one the flags name.
+    pub(crate) async fn open_as(
+        agents: &AgentArgs,
+        model: &crate::setup::ModelArgs,
+        trace: bool,
+        stream: bool,
+        question: Option<&str>,
+        principal: Option<steward_core::Principal>,
+    ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
         let app = build_app(agents.db.as_deref()).await?;
-        let principal = agents.identity.principal(app.config())?;
+        let principal = match principal {
+            Some(principal) => principal,
+            None => agents.identity.principal(app.config())?,
+        };
         let name = agents
             .agent
             .clone()
@@ -175,7 +194,10 @@ impl Session {
                     .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
             );
         }
-        let recorder = crate::runs::recorder(&agents.store, agents.no_store).await?;
+        let (recorder, store) = match crate::runs::recorder(&agents.store, agents.no_store).await? {
+            Some((observer, store)) => (Some(observer), Some(store)),
+            None => (None, None),
+        };
         let log = EventLog::new();
         let policy = app.policy(&principal);
         let mut observers: Vec<Arc<dyn Observer>> =
@@ -189,7 +211,7 @@ impl Session {
         let runner = steward_core::Runner::new(Arc::new(agent), connected)
             .with_observer(Arc::new(Fanout(observers)))
             .with_policy(policy)
-            .with_principal(Arc::new(principal))
+            .with_principal(Arc::new(principal.clone()))
             .with_streaming(trace.is_streaming());
         Ok(Self {
             runner,
@@ -197,6 +219,8 @@ impl Session {
             model_name,
             log,
             recorder,
+            store,
+            principal,
         })
     }
 }

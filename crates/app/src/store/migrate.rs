@@ -29,6 +29,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0002_audit.sql"),
         postgres: include_str!("migrations/postgres_0002_audit.sql"),
     },
+    Migration {
+        version: 3,
+        sqlite: include_str!("migrations/sqlite_0003_approvals.sql"),
+        postgres: include_str!("migrations/postgres_0003_approvals.sql"),
+    },
 ];
 
 /// The schema version this build writes.

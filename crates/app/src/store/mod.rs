@@ -22,6 +22,7 @@ mod audit;
 mod engine;
 mod migrate;
 mod observer;
+mod pending;
 mod query;
 mod trail;
 mod writer;
@@ -40,6 +41,7 @@ use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
 pub use observer::{CostFn, StoreObserver};
+pub use pending::{PendingApproval, PendingRun};
 
 use engine::{Pool, one_line};
 

@@ -1,0 +1,193 @@
+//! `steward approvals`: the calls that saved runs wait for, and a person's decision on each; then
+//! `steward runs resume RUN_ID` carries the run on.
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use steward_app::store::PendingApproval;
+use steward_core::Approval;
+
+use crate::out::{note, say};
+use crate::runs::StoreArgs;
+use crate::style::Style;
+
+/// `steward approvals …`
+#[derive(Subcommand, Debug)]
+pub(crate) enum ApprovalsCommand {
+    /// List the calls that saved runs wait for (with --all, decided ones too).
+    List(ListArgs),
+    /// Approve a waiting call (or run it with edited arguments).
+    Approve(ApproveArgs),
+    /// Deny a waiting call; the model that made it is told the reason.
+    Deny(DenyArgs),
+}
+
+/// Arguments of `steward approvals list`.
+#[derive(Args, Debug)]
+pub(crate) struct ListArgs {
+    /// Also decided calls, and those of runs already resumed.
+    #[arg(long)]
+    all: bool,
+
+    /// Print them as a JSON array.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Arguments of `steward approvals approve`.
+#[derive(Args, Debug)]
+pub(crate) struct ApproveArgs {
+    /// The approval's id (or the start of it), as `steward approvals list` shows it.
+    id: String,
+
+    /// Run the call with these arguments instead of the model's (a JSON object, checked against the tool's
+    /// schema when the run resumes).
+    #[arg(long, value_name = "JSON")]
+    edit: Option<String>,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Arguments of `steward approvals deny`.
+#[derive(Args, Debug)]
+pub(crate) struct DenyArgs {
+    /// The approval's id (or the start of it).
+    id: String,
+
+    /// Why; the model is told.
+    #[arg(long, value_name = "TEXT")]
+    reason: Option<String>,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Runs `steward approvals …`.
+pub(crate) async fn run(command: ApprovalsCommand) -> anyhow::Result<u8> {
+    match command {
+        ApprovalsCommand::List(args) => list(args).await,
+        ApprovalsCommand::Approve(args) => {
+            let decision = match &args.edit {
+                None => Approval::Approve,
+                Some(text) => {
+                    let arguments: Value = serde_json::from_str(text)
+                        .context("--edit takes the call's arguments as a JSON object")?;
+                    anyhow::ensure!(
+                        arguments.is_object(),
+                        "--edit takes the call's arguments as a JSON object, e.g. '{{\"amount\": 10}}'"
+                    );
+                    Approval::Edit { arguments }
+                }
+            };
+            decide(&args.store, &args.id, &decision).await
+        }
+        ApprovalsCommand::Deny(args) => {
+            let decision = Approval::Reject {
+                reason: args.reason.clone(),
+            };
+            decide(&args.store, &args.id, &decision).await
+        }
+    }
+}
+
+async fn list(args: ListArgs) -> anyhow::Result<u8> {
+    let store = crate::runs::open(&args.store).await?;
+    let approvals = store.approvals(args.all).await;
+    store.close().await;
+    let approvals = approvals?;
+    if args.json {
+        say!("{}", serde_json::to_string_pretty(&approvals)?);
+        return Ok(crate::exit::OK);
+    }
+    if approvals.is_empty() {
+        note!("{}", Style::stderr().dim("(no call waits for approval)"));
+        return Ok(crate::exit::OK);
+    }
+    let rows: Vec<Vec<String>> = approvals.iter().map(row).collect();
+    crate::out::aligned(
+        &["id", "run", "tool", "arguments", "reason", "decision"],
+        &rows,
+    );
+    Ok(crate::exit::OK)
+}
+
+fn row(a: &PendingApproval) -> Vec<String> {
+    let cut = |text: &str, n: usize| {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if flat.chars().count() > n {
+            flat.chars().take(n - 1).collect::<String>() + "…"
+        } else {
+            flat
+        }
+    };
+    vec![
+        a.id.clone(),
+        a.run_id.clone(),
+        a.tool.clone(),
+        cut(&a.arguments, 40),
+        cut(&a.reason, 60),
+        a.decision.clone().unwrap_or_else(|| "waiting".to_owned()),
+    ]
+}
+
+async fn decide(store: &StoreArgs, id: &str, decision: &Approval) -> anyhow::Result<u8> {
+    let store = crate::runs::open(store).await?;
+    let by = whoami();
+    let decided = store.decide_approval(id, decision, &by).await;
+    let waiting = match &decided {
+        Ok(a) => store
+            .pending_run(&a.run_id)
+            .await
+            .map(|run| {
+                run.approvals
+                    .iter()
+                    .filter(|x| x.decision.is_none())
+                    .count()
+            })
+            .unwrap_or(0),
+        Err(_) => 0,
+    };
+    store.close().await;
+    let decided = decided?;
+    let style = Style::stderr();
+    note!(
+        "{} {} {} {}",
+        style.good(decided.decision.as_deref().unwrap_or("decided")),
+        decided.id,
+        style.bold(&decided.tool),
+        decided.arguments
+    );
+    if waiting == 0 {
+        note!(
+            "{}",
+            style.dim(&format!(
+                "(every call of run {} is decided: `steward runs resume {}` carries it on)",
+                decided.run_id, decided.run_id
+            ))
+        );
+    } else {
+        note!(
+            "{}",
+            style.dim(&format!(
+                "({waiting} more call{} of run {} wait{}: `steward approvals list`)",
+                if waiting == 1 { "" } else { "s" },
+                decided.run_id,
+                if waiting == 1 { "s" } else { "" }
+            ))
+        );
+    }
+    Ok(crate::exit::OK)
+}
+
+/// Who decides, for the record: `$USER` (or `$USERNAME`), else "local user".
+fn whoami() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "local user".to_owned())
+}

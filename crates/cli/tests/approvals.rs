@@ -1,0 +1,243 @@
+//! Approvals across processes, as a user meets them: a write deep in a router's run waits for approval,
+//! `steward ask` saves the run and exits 4, `steward approvals approve|deny` decides in another process, and
+//! `steward runs resume` carries the run on there. Writes are counted with the engine's own client.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn sqlite(db: &str, sql: &str) -> String {
+    let out = std::process::Command::new("sqlite3")
+        .args([db, sql])
+        .output()
+        .expect("the sqlite3 client");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
+struct Setup {
+    db: String,
+    config: String,
+    data: String,
+}
+
+fn setup() -> Setup {
+    let dir = scratch_dir("approvals");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  bookkeeper:
+    agents: [assistant, expenses]
+    tools: [add_expense, list_expenses, expense_summary, current_date, calculator]
+    approve: [add_expense]
+principals:
+  bob: {{role: bookkeeper}}
+"#
+        ),
+    )
+    .unwrap();
+    Setup {
+        db,
+        config,
+        data: scratch_dir("approvals-data"),
+    }
+}
+
+const TAXI: &str =
+    r#"{"description": "Taxi", "net_amount": 12.5, "tax_rate": 0.2, "date": "2026-11-21"}"#;
+
+/// Asks through the router, whose expenses agent wants to add the taxi ride: the run waits, is saved, exit 4.
+async fn ask_and_wait(s: &Setup, server: &wiremock::MockServer) -> (String, String) {
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "--json",
+            "-c",
+            &s.config,
+            "--principal",
+            "bob",
+            "Add a 12.50 taxi ride, 20% VAT",
+        ],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{stderr}\n{}",
+        text(&out.stdout)
+    );
+    let waiting: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(waiting["outcome"], "awaiting_approval");
+    let pending = &waiting["pending"][0];
+    assert_eq!(pending["tool"], "add_expense");
+    assert_eq!(
+        pending["call_id"], "r1/e1",
+        "qualified by the router's call"
+    );
+    assert!(
+        pending["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("[expenses]"),
+        "{pending}"
+    );
+    assert!(stderr.contains("steward runs resume"), "{stderr}");
+    (
+        waiting["run_id"].as_str().unwrap().to_owned(),
+        pending["approval_id"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn approvals_json(s: &Setup) -> Vec<Value> {
+    let out = steward(
+        &["approvals", "list", "--json"],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn resume(s: &Setup, server: &wiremock::MockServer, run: &str) -> std::process::Output {
+    let base = format!("{}/v1", server.uri());
+    steward(
+        &["runs", "resume", run, "-c", &s.config],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &s.data)],
+        "",
+    )
+}
+
+#[tokio::test]
+async fn an_approval_given_in_another_process_resumes_the_router_and_its_specialist() {
+    let s = setup();
+    let before: i64 = sqlite(&s.db, "SELECT count(*) FROM expenses")
+        .parse()
+        .unwrap();
+    let server = mock_openai(vec![
+        tool_reply(
+            "r1",
+            "expenses",
+            r#"{"request": "Add a 12.50 taxi ride, 20% VAT"}"#,
+        ),
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("Added the taxi ride."),
+        text_reply("Done: the taxi ride is recorded."),
+    ])
+    .await;
+    let (run, id) = ask_and_wait(&s, &server).await;
+    assert_eq!(
+        sqlite(&s.db, "SELECT count(*) FROM expenses"),
+        before.to_string()
+    );
+    let listed = approvals_json(&s);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["id"], id.as_str());
+
+    // Resuming before deciding says what still waits.
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(&format!("still waits for: {id} (add_expense)")),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = steward(
+        &["approvals", "approve", &id[..6]],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("steward runs resume"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(approvals_json(&s).is_empty(), "nothing waits any more");
+
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Done: the taxi ride is recorded.\n");
+    assert_eq!(
+        sqlite(&s.db, "SELECT count(*) FROM expenses"),
+        (before + 1).to_string(),
+        "written once, after the approval"
+    );
+    // A second resume is refused.
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("was resumed already"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_specialist_with_its_reason_and_nothing_is_written() {
+    let s = setup();
+    let before = sqlite(&s.db, "SELECT count(*) FROM expenses");
+    let server = mock_openai(vec![
+        tool_reply(
+            "r1",
+            "expenses",
+            r#"{"request": "Add a 12.50 taxi ride, 20% VAT"}"#,
+        ),
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("The taxi ride was not added: the approver said no."),
+        text_reply("It was not recorded."),
+    ])
+    .await;
+    let (run, id) = ask_and_wait(&s, &server).await;
+    let out = steward(
+        &[
+            "approvals",
+            "deny",
+            &id,
+            "--reason",
+            "taxis go on the travel card",
+        ],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "It was not recorded.\n");
+    assert_eq!(sqlite(&s.db, "SELECT count(*) FROM expenses"), before);
+    // The specialist's model was shown the reason.
+    let bodies = bodies(&server).await;
+    let shown = bodies[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(shown.contains("taxis go on the travel card"), "{shown}");
+    // Deciding twice is refused.
+    let out = steward(
+        &["approvals", "approve", &id],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("was already decided (deny"),
+        "{}",
+        text(&out.stderr)
+    );
+}
