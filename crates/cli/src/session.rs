@@ -82,19 +82,47 @@ pub(crate) fn ask_approval(request: &ApprovalRequest) -> Option<Approval> {
     }
     let style = Style::stderr();
     crate::out::err_line(&style.dim(&request.reason));
-    crate::out::err_text(&format!(
-        "{} {} {} [y/N] ",
-        style.warn("Allow"),
-        style.bold(&request.call.name),
-        request.call.arguments
-    ));
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
-        Ok(0) | Err(_) => None,
-        Ok(_) if matches!(line.trim(), "y" | "Y" | "yes") => Some(Approval::Approve),
-        Ok(_) => Some(Approval::Reject {
-            reason: Some("the user said no".to_owned()),
-        }),
+    let read = || {
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim().to_owned()),
+        }
+    };
+    loop {
+        crate::out::err_text(&format!(
+            "{} {} {} [y]es / [n]o / [e]dit: ",
+            style.warn("Allow"),
+            style.bold(&request.call.name),
+            request.call.arguments
+        ));
+        match read()?.to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Some(Approval::Approve),
+            "e" | "edit" => {
+                crate::out::err_text("New arguments (a JSON object): ");
+                let text = read()?;
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(arguments) if arguments.is_object() => {
+                        return Some(Approval::Edit { arguments });
+                    }
+                    _ => crate::out::err_line(&style.error(
+                        "not a JSON object, e.g. {\"net_amount\": 10}; nothing was changed",
+                    )),
+                }
+            }
+            "" | "n" | "no" => {
+                crate::out::err_text("Why not? (the model is told; Enter to skip): ");
+                let why = read()?;
+                return Some(Approval::Reject {
+                    reason: Some(if why.is_empty() {
+                        "the user said no".to_owned()
+                    } else {
+                        why
+                    }),
+                });
+            }
+            _ => crate::out::err_line(&style.dim("answer y, n or e")),
+        }
     }
 }
 

@@ -241,3 +241,50 @@ async fn a_denial_reaches_the_specialist_with_its_reason_and_nothing_is_written(
         text(&out.stderr)
     );
 }
+
+/// At a terminal (a real pseudo-terminal), the person edits the arguments and the call runs with theirs.
+#[tokio::test]
+async fn at_a_terminal_the_arguments_can_be_edited_before_the_call_runs() {
+    let s = setup();
+    let server = mock_openai(vec![
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("Added the taxi ride."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let command = format!(
+        "{} ask -c '{}' --principal bob -a expenses --no-store 'Add a 12.50 taxi ride, 20% VAT'",
+        env!("CARGO_BIN_EXE_steward"),
+        s.config
+    );
+    let mut child = isolated(
+        "script",
+        &["-qec", &command, "/dev/null"],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &s.data)],
+    )
+    .spawn()
+    .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        // Wait for the question before answering it.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        stdin
+            .write_all(b"e\n{\"description\": \"Taxi\", \"net_amount\": 10, \"tax_rate\": 0.2, \"date\": \"2026-11-21\"}\n")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+    }
+    let out = child.wait_with_output().unwrap();
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("[y]es / [n]o / [e]dit"), "{shown}");
+    assert!(shown.contains("Added the taxi ride."), "{shown}");
+    assert_eq!(
+        sqlite(
+            &s.db,
+            "SELECT count(*) FROM expenses WHERE description = 'Taxi' AND net_amount = 10"
+        ),
+        "1",
+        "the edited arguments ran"
+    );
+}
