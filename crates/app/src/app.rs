@@ -613,11 +613,19 @@ impl App {
             specialists.push_str(&format!("- {sub}: {}\n", agent.description));
             tools.add(Arc::new(AgentTool::new(Arc::new(agent), its_model)))?;
         }
+        let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
+        trusted.extend(models.role.iter().flat_map(|r| r.trusted.iter().cloned()));
         for tool in &def.tools {
             if !allowed(models.role.and_then(|r| r.tools.as_ref()), tool) {
                 continue;
             }
-            tools.add(self.registry.build(tool, &deps)?)?;
+            let built = self.registry.build(tool, &deps)?;
+            // What a tool reads from outside the run reaches the model marked as data.
+            if crate::roles::reads_data(built.spec(), &trusted) {
+                tools.add(Arc::new(crate::roles::MarkedData { inner: built }))?;
+            } else {
+                tools.add(built)?;
+            }
         }
         let categories = self
             .domain

@@ -53,10 +53,20 @@ fn results(log: &EventLog) -> Vec<(String, String, bool)> {
                 content,
                 is_error,
                 ..
-            } => Some((tool, content, is_error)),
+            } => Some((tool, unmarked(&content), is_error)),
             _ => None,
         })
         .collect()
+}
+
+/// A tool result without the `<data source=…>` wrapper data reaches the model in.
+fn unmarked(content: &str) -> String {
+    content
+        .strip_prefix("<data source=\"")
+        .and_then(|rest| rest.split_once("\">\n"))
+        .and_then(|(_, inner)| inner.strip_suffix("\n</data>"))
+        .unwrap_or(content)
+        .to_owned()
 }
 
 async fn run(

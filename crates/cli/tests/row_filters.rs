@@ -393,11 +393,14 @@ async fn the_model_sees_only_the_principals_rows_and_is_told_they_were_filtered(
     let bodies = bodies(&server).await;
     let messages = bodies[1]["messages"].as_array().unwrap();
     let observation = messages.last().unwrap()["content"].as_str().unwrap();
+    // Marked as data, and saying the rows were filtered.
     assert!(
-        observation
-            .starts_with("Rows were filtered by access policy: you see only the rows of orders"),
+        observation.starts_with(
+            "<data source=\"run_sql\">\nRows were filtered by access policy: you see only the rows of orders"
+        ),
         "{observation}"
     );
+    assert!(observation.ends_with("\n</data>"), "{observation}");
     assert!(
         observation.contains(&format!("\n{expected}"))
             || observation.contains(&format!(" {expected}")),
