@@ -185,6 +185,14 @@ impl Tool for RowFiltered {
         self.inner.spec()
     }
 
+    async fn preview(
+        &self,
+        ctx: &steward_core::ToolContext,
+        args: serde_json::Value,
+    ) -> Option<String> {
+        self.inner.preview(ctx, args).await
+    }
+
     async fn call(
         &self,
         ctx: &steward_core::ToolContext,

@@ -340,6 +340,10 @@ impl steward_core::Tool for MarkedData {
         self.inner.spec()
     }
 
+    async fn preview(&self, ctx: &steward_core::ToolContext, args: Value) -> Option<String> {
+        self.inner.preview(ctx, args).await
+    }
+
     async fn call(
         &self,
         ctx: &steward_core::ToolContext,

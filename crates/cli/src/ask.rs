@@ -79,7 +79,7 @@ pub(crate) async fn conclude(
         recorder,
         ..
     } = session;
-    let driven = session::drive(runner, run, true).await;
+    let driven = session::drive(runner, run, true, Some(&session.previewer)).await;
     trace.clear();
     crate::runs::finish(recorder.as_deref()).await;
     let outcome = match driven {
@@ -132,10 +132,14 @@ async fn waiting(
     json: bool,
 ) -> anyhow::Result<u8> {
     let agent = session.runner.agent().name.clone();
+    let mut previews = Vec::new();
+    for request in requests {
+        previews.push(session.previewer.preview(request).await);
+    }
     let ids = match &session.store {
         Some(store) => Some(
             store
-                .save_pending(run, &agent, &session.principal, requests)
+                .save_pending(run, &agent, &session.principal, requests, &previews)
                 .await?,
         ),
         None => None,
@@ -151,6 +155,7 @@ async fn waiting(
                     "tool": r.call.name,
                     "arguments": r.call.arguments,
                     "reason": r.reason,
+                    "preview": previews.get(i).cloned().flatten(),
                 })
             })
             .collect();
@@ -179,6 +184,9 @@ async fn waiting(
             request.call.arguments,
             request.reason
         );
+        if let Some(preview) = previews.get(i).cloned().flatten() {
+            note!("{preview}");
+        }
     }
     match ids {
         Some(_) => note!(

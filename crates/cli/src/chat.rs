@@ -41,6 +41,7 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         trace,
         model_name,
         recorder,
+        previewer,
         ..
     } = runtime.block_on(Session::open(
         &args.agents,
@@ -115,7 +116,8 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
             }
             None => conversation.insert(runner.start(input)),
         };
-        let session::Driven::Done(outcome) = runtime.block_on(session::drive(&runner, run, false))
+        let session::Driven::Done(outcome) =
+            runtime.block_on(session::drive(&runner, run, false, Some(&previewer)))
         else {
             continue;
         };

@@ -30,7 +30,12 @@ pub(crate) fn interactive() -> bool {
 /// Drives `run` until it ends. Calls that need approval are put to the person at the terminal; without one
 /// the run stops waiting when `stop_for_approval` (`ask`: exit code 4), else the calls are rejected (the model is
 /// told why). Ctrl-C cancels the run, keeping its transcript.
-pub(crate) async fn drive(runner: &Runner, run: &mut Run, stop_for_approval: bool) -> Driven {
+pub(crate) async fn drive(
+    runner: &Runner,
+    run: &mut Run,
+    stop_for_approval: bool,
+    previewer: Option<&Previewer>,
+) -> Driven {
     loop {
         let status = {
             let driving = runner.drive(run);
@@ -53,6 +58,12 @@ pub(crate) async fn drive(runner: &Runner, run: &mut Run, stop_for_approval: boo
             return Driven::Waiting(requests);
         }
         for request in requests {
+            if let Some(preview) = match previewer {
+                Some(p) => p.preview(&request).await,
+                None => None,
+            } {
+                crate::out::err_line(&preview);
+            }
             let approval = tokio::task::spawn_blocking(move || {
                 ask_approval(&request).map(|a| (request.call.id, a))
             })
@@ -126,6 +137,26 @@ pub(crate) fn ask_approval(request: &ApprovalRequest) -> Option<Approval> {
     }
 }
 
+/// Shows what a call waiting for approval would do, by asking its tool (a SQL write tool runs it in a
+/// transaction that is rolled back).
+pub(crate) struct Previewer {
+    app: Arc<steward_app::App>,
+    model: Arc<dyn steward_core::Model>,
+    principal: steward_core::Principal,
+}
+
+impl Previewer {
+    /// The preview of `request`'s call, when its tool offers one.
+    pub(crate) async fn preview(&self, request: &ApprovalRequest) -> Option<String> {
+        let tool = self.app.tool(&request.call.name, self.model.clone()).ok()?;
+        let args = serde_json::from_str(&request.call.arguments).ok()?;
+        let ctx = steward_core::ToolContext::new("preview", request.call.id.as_str(), "preview")
+            .with_tool(request.call.name.as_str())
+            .with_principal(Arc::new(self.principal.clone()));
+        tool.preview(&ctx, args).await
+    }
+}
+
 /// What `ask` and `chat` run: the runner over the chosen agent and model, and the trace that watches it.
 pub(crate) struct Session {
     pub(crate) runner: steward_core::Runner,
@@ -139,6 +170,8 @@ pub(crate) struct Session {
     pub(crate) store: Option<steward_app::store::RunStore>,
     /// Who the runs are for.
     pub(crate) principal: steward_core::Principal,
+    /// Previews of calls waiting for approval.
+    pub(crate) previewer: Previewer,
 }
 
 impl Session {
@@ -236,6 +269,7 @@ impl Session {
             recorder.set_principal(&principal);
             observers.push(recorder.clone());
         }
+        let connected_for_preview = connected.clone();
         let runner = steward_core::Runner::new(Arc::new(agent), connected)
             .with_observer(Arc::new(Fanout(observers)))
             .with_policy(policy)
@@ -248,6 +282,11 @@ impl Session {
             log,
             recorder,
             store,
+            previewer: Previewer {
+                app: Arc::new(app),
+                model: connected_for_preview,
+                principal: principal.clone(),
+            },
             principal,
         })
     }

@@ -276,6 +276,10 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                     call: call.clone(),
                     reason,
                 };
+                let ctx = ToolContext::new("cli", call_id.as_str(), "cli")
+                    .with_tool(args.name.as_str())
+                    .with_principal(Arc::new(principal.clone()));
+                let preview = tool.preview(&ctx, checked.clone()).await;
                 if !crate::session::interactive() {
                     note!(
                         "{} {} {}: {}",
@@ -284,6 +288,9 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                         request.call.arguments,
                         request.reason
                     );
+                    if let Some(preview) = &preview {
+                        note!("{preview}");
+                    }
                     note!(
                         "{}",
                         Style::stderr().dim(
@@ -292,6 +299,9 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                         )
                     );
                     return Ok(exit::NEEDS_APPROVAL);
+                }
+                if let Some(preview) = &preview {
+                    note!("{preview}");
                 }
                 match tokio::task::spawn_blocking(move || crate::session::ask_approval(&request))
                     .await

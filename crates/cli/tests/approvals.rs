@@ -288,3 +288,91 @@ async fn at_a_terminal_the_arguments_can_be_edited_before_the_call_runs() {
         "the edited arguments ran"
     );
 }
+
+/// A SQL write tool declared in `steward.yaml` waits for approval; its preview shows the rows it would change,
+/// found in a transaction that is rolled back, and the database is unchanged.
+#[tokio::test]
+async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_changes_nothing() {
+    let s = setup();
+    let code = sqlite(
+        &s.db,
+        "SELECT order_code FROM orders WHERE status = 'IN TRANSIT' ORDER BY id LIMIT 1",
+    );
+    let mut config = std::fs::read_to_string(&s.config).unwrap();
+    config.push_str(
+        r#"tools:
+  cancel_order:
+    kind: sql
+    database: shop
+    mode: write
+    description: Cancels an order.
+    statement: UPDATE orders SET status = 'CANCELLED' WHERE order_code = :code
+    parameters:
+      code: {type: string, description: The order code}
+"#,
+    );
+    std::fs::write(&s.config, config).unwrap();
+    let before = sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id");
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "-c",
+            &s.config,
+            "cancel_order",
+            &format!(r#"{{"code": "{code}"}}"#),
+        ],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("Would change 1 row:"), "{stderr}");
+    assert!(
+        stderr.contains(&code) && stderr.contains("CANCELLED"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("write tools declared in steward.yaml need approval"),
+        "{stderr}"
+    );
+    assert_eq!(
+        sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
+        before
+    );
+
+    // A run that waits saves the preview with the approval.
+    let server = mock_openai(vec![
+        tool_reply("c1", "cancel_order", &format!(r#"{{"code": "{code}"}}"#)),
+        text_reply("Cancelled."),
+    ])
+    .await;
+    let path = format!("{}/desk.yaml", scratch_dir("approvals-desk"));
+    let mut desk = std::fs::read_to_string(&s.config).unwrap();
+    desk.push_str(
+        "agents:\n  desk:\n    instructions: Cancel orders.\n    tools: [cancel_order]\n",
+    );
+    std::fs::write(&path, desk).unwrap();
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "--json",
+            "-c",
+            &path,
+            "-a",
+            "desk",
+            "Cancel my order",
+        ],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let listed = approvals_json(&s);
+    let preview = listed[0]["preview"].as_str().unwrap();
+    assert!(preview.starts_with("Would change 1 row:"), "{preview}");
+    assert_eq!(
+        sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
+        before
+    );
+}

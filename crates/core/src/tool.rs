@@ -345,6 +345,14 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// What a call with `args` would do, for the person asked to approve it (for a SQL write: the rows it
+    /// would change, found in a transaction that is rolled back). `None` (the default): nothing to show
+    /// beyond the call itself. Nothing may change.
+    async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {
+        let _ = (ctx, args);
+        None
+    }
+
     /// Runs the tool as the runner does: it may finish, or stop because calls it made wait for a person and
     /// hand back a [`crate::Suspension`] that the caller's run keeps (an agent tool whose sub-agent waits). By
     /// default the tool runs to its end with [`Tool::call`].

@@ -29,6 +29,8 @@ pub struct PendingApproval {
     pub arguments: String,
     /// Why it waits.
     pub reason: String,
+    /// What it would do (for a SQL write, the rows it would change), when the tool could tell.
+    pub preview: Option<String>,
     /// When it was asked for.
     pub requested_at: DateTime<Utc>,
     /// `approve`, `deny` or `edit`; `None` while undecided.
@@ -99,6 +101,7 @@ fn approval(row: &Row) -> Result<PendingApproval, StoreError> {
         edited: row.text(9)?,
         decided_by: row.text(10)?,
         decided_at: row.time(11)?,
+        preview: row.text(12)?,
     })
 }
 
@@ -118,6 +121,7 @@ impl RunStore {
         agent: &str,
         principal: &Principal,
         requests: &[ApprovalRequest],
+        previews: &[Option<String>],
     ) -> Result<Vec<String>, StoreError> {
         let state = serde_json::to_string(run).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let who =
@@ -141,11 +145,11 @@ impl RunStore {
         )
         .await?;
         let mut ids = Vec::new();
-        for request in requests {
+        for (i, request) in requests.iter().enumerate() {
             let id = short_id(run.id(), &request.call.id);
             tx.execute(
-                "INSERT INTO approvals (id, run_id, call_id, tool, arguments, reason, requested_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO approvals (id, run_id, call_id, tool, arguments, reason, requested_at, preview) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
                 vec![
                     Arg::from(id.as_str()),
                     Arg::from(run.id()),
@@ -154,6 +158,7 @@ impl RunStore {
                     Arg::from(request.call.arguments.as_str()),
                     Arg::from(request.reason.as_str()),
                     Arg::from(now),
+                    Arg::from(previews.get(i).cloned().flatten()),
                 ],
             )
             .await?;
@@ -166,11 +171,11 @@ impl RunStore {
     /// The calls saved runs wait for, oldest first; with `all`, also decided ones and those of resumed runs.
     pub async fn approvals(&self, all: bool) -> Result<Vec<PendingApproval>, StoreError> {
         const WAITING: &str = "SELECT a.id, a.run_id, a.call_id, a.tool, a.arguments, a.reason, a.requested_at, \
-            a.decision, a.decision_reason, a.edited, a.decided_by, a.decided_at \
+            a.decision, a.decision_reason, a.edited, a.decided_by, a.decided_at, a.preview \
             FROM approvals a JOIN pending_runs p ON p.run_id = a.run_id \
             WHERE p.resumed_at IS NULL AND a.decision IS NULL ORDER BY a.requested_at, a.id";
         const ALL: &str = "SELECT id, run_id, call_id, tool, arguments, reason, requested_at, decision, \
-            decision_reason, edited, decided_by, decided_at FROM approvals ORDER BY requested_at, id";
+            decision_reason, edited, decided_by, decided_at, preview FROM approvals ORDER BY requested_at, id";
         let rows = self
             .pool
             .fetch(if all { ALL } else { WAITING }, Vec::new())
@@ -227,7 +232,7 @@ impl RunStore {
 
     async fn approval_by_prefix(&self, id: &str) -> Result<PendingApproval, StoreError> {
         const BY_PREFIX: &str = "SELECT id, run_id, call_id, tool, arguments, reason, requested_at, decision, \
-            decision_reason, edited, decided_by, decided_at FROM approvals WHERE id LIKE $1 ORDER BY id LIMIT 3";
+            decision_reason, edited, decided_by, decided_at, preview FROM approvals WHERE id LIKE $1 ORDER BY id LIMIT 3";
         let wanted = id.trim().to_ascii_lowercase();
         if wanted.is_empty() || !wanted.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(StoreError::NotFound(id.to_owned()));
@@ -277,7 +282,7 @@ impl RunStore {
             .pool
             .fetch(
                 "SELECT id, run_id, call_id, tool, arguments, reason, requested_at, decision, decision_reason, \
-                 edited, decided_by, decided_at FROM approvals WHERE run_id = $1 ORDER BY requested_at, id",
+                 edited, decided_by, decided_at, preview FROM approvals WHERE run_id = $1 ORDER BY requested_at, id",
                 vec![Arg::from(id.as_str())],
             )
             .await?

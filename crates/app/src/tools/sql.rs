@@ -264,6 +264,84 @@ impl SqlTool {
         Ok(output)
     }
 
+    /// The statement a write runs for the call's principal: as declared, or limited to the tables, columns and
+    /// rows its role may change.
+    fn write_sql(&self, ctx: &ToolContext, guard: &Guard) -> Result<String, ToolError> {
+        match self
+            .access
+            .as_ref()
+            .map(|a| a.of(&ctx.principal, guard.dialect()))
+        {
+            None | Some(Ok(None)) => Ok(self.sql.clone()),
+            Some(Err(why)) => Err(ToolError::new(format!("Not allowed: {why}."))),
+            Some(Ok(Some(access))) => guard
+                .scoped_write(&self.sql, &access.scope, access.write.as_ref())
+                .map(|scoped| scoped.sql)
+                .map_err(|reasons| {
+                    ToolError::new(format!(
+                        "Not allowed: {}",
+                        reasons
+                            .iter()
+                            .map(|r| r.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ))
+                }),
+        }
+    }
+
+    /// What a write would change, found by running it in a transaction that is rolled back.
+    async fn write_preview(
+        &self,
+        ctx: &ToolContext,
+        guard: &Guard,
+        kind: WriteKind,
+        args: Value,
+    ) -> Result<String, ToolError> {
+        let args = self.params.apply_defaults(args);
+        let params = self.bind(&args)?;
+        let sql = self.write_sql(ctx, guard)?;
+        let mut tx = self
+            .db
+            .begin_write()
+            .await
+            .map_err(|e| sql_error(e, true))?;
+        // MariaDB returns the rows of an INSERT or DELETE, not of an UPDATE.
+        let returning = (guard.dialect() != steward_sql::Dialect::Mysql
+            || kind != WriteKind::Update)
+            .then(|| guard.returning_all(&sql))
+            .flatten();
+        let shown = match returning {
+            Some(text) => {
+                let rows = tx
+                    .fetch(&text, &params)
+                    .await
+                    .map_err(|e| sql_error(e, true))?;
+                let n = rows.rows.len();
+                format!(
+                    "Would {} {n} row{}:\n{}",
+                    match kind {
+                        WriteKind::Insert => "add",
+                        WriteKind::Delete => "delete",
+                        _ => "change",
+                    },
+                    if n == 1 { "" } else { "s" },
+                    rows.to_text()
+                )
+            }
+            None => {
+                let n = tx
+                    .execute_exact(&sql, &params)
+                    .await
+                    .map_err(|e| sql_error(e, true))?;
+                format!("Would change {n} row{}.", if n == 1 { "" } else { "s" })
+            }
+        };
+        // Dropped without a commit: rolled back.
+        drop(tx);
+        Ok(shown)
+    }
+
     async fn write(
         &self,
         ctx: &ToolContext,
@@ -273,30 +351,7 @@ impl SqlTool {
         args: &Map<String, Value>,
         params: &[Param],
     ) -> Result<ToolOutput, ToolError> {
-        // The principal's role may limit the tables, columns and rows it changes.
-        let sql = match self
-            .access
-            .as_ref()
-            .map(|a| a.of(&ctx.principal, guard.dialect()))
-        {
-            None | Some(Ok(None)) => self.sql.clone(),
-            Some(Err(why)) => return Err(ToolError::new(format!("Not allowed: {why}."))),
-            Some(Ok(Some(access))) => {
-                guard
-                    .scoped_write(&self.sql, &access.scope, access.write.as_ref())
-                    .map_err(|reasons| {
-                        ToolError::new(format!(
-                            "Not allowed: {}",
-                            reasons
-                                .iter()
-                                .map(|r| r.message.as_str())
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        ))
-                    })?
-                    .sql
-            }
-        };
+        let sql = self.write_sql(ctx, guard)?;
         let key = CallKey::new(ctx, &self.spec.name, args)?;
         let mut tx = match ledger.begin(&self.db, &key).await? {
             Begun::Replay(output) => return Ok(output),
@@ -317,6 +372,17 @@ impl SqlTool {
 impl Tool for SqlTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {
+        let Plan::Write { kind, guard, .. } = &self.plan else {
+            return None;
+        };
+        Some(
+            self.write_preview(ctx, guard, *kind, args)
+                .await
+                .unwrap_or_else(|e| format!("(no preview: {})", e.message)),
+        )
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -470,6 +470,35 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// A checked write statement with `RETURNING *` (its changed rows) in place of any RETURNING it had, for a
+    /// preview run in a transaction that is rolled back; `None` when it cannot be had (the text does not parse,
+    /// or the result does not pass [`Guard::check_write`]).
+    pub fn returning_all(&self, sql: &str) -> Option<String> {
+        self.check_write(sql).ok()?;
+        let readings = self.readings(sql).ok()?;
+        let [lexed] = readings.as_slice() else {
+            return None;
+        };
+        let canonical = lex::canonical(sql, &lexed.tokens);
+        let mut statements = parse::parse(self.dialect, &canonical).ok()?;
+        let all = || {
+            Some(vec![sqlparser::ast::SelectItem::Wildcard(
+                sqlparser::ast::WildcardAdditionalOptions::default(),
+            )])
+        };
+        match statements.first_mut()? {
+            Statement::Insert(insert) => insert.returning = all(),
+            Statement::Update(update) => update.returning = all(),
+            Statement::Delete(delete) => delete.returning = all(),
+            _ => return None,
+        }
+        let text = statements.first()?.to_string();
+        self.check_write(&text).ok()?;
+        Some(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

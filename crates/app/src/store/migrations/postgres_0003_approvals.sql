@@ -16,6 +16,7 @@ CREATE TABLE approvals (
     tool            TEXT NOT NULL,
     arguments       TEXT NOT NULL,
     reason          TEXT NOT NULL,
+    preview         TEXT,
     requested_at    TIMESTAMPTZ NOT NULL,
     decision        TEXT,
     decision_reason TEXT,
