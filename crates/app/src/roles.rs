@@ -264,7 +264,9 @@ pub fn access_fn(roles: &BTreeMap<String, RoleDef>) -> AccessFn {
         let Some(role) = principal.role.as_ref().and_then(|r| roles.get(r)) else {
             return Ok(None);
         };
-        access(&role.sql, &principal.attributes, dialect).map(Some)
+        let mut access = access(&role.sql, &principal.attributes, dialect)?;
+        access.max_rows = role.max_rows;
+        Ok(Some(access))
     })
 }
 
@@ -308,6 +310,7 @@ fn access(
         read: policy,
         scope,
         write,
+        max_rows: None,
     })
 }
 

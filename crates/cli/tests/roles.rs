@@ -37,9 +37,12 @@ roles:
   support:
     agents: [orders]
     tools: [get_order, find_orders, current_date]
+  glimpse:
+    max_rows: 2
 principals:
   ada: {{role: support, customer_id: 1}}
   bob: {{role: bookkeeper}}
+  gil: {{role: glimpse}}
 "#
         ),
     )
@@ -168,6 +171,50 @@ fn a_role_lists_and_calls_only_its_tools_and_its_approvals_hold() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn a_roles_row_limit_caps_every_query() {
+    let (_db, config) = setup();
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--principal",
+            "gil",
+            "--format",
+            "csv",
+            "SELECT id FROM orders",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 3, "a header and 2 rows");
+    assert!(
+        text(&out.stderr).contains("more"),
+        "says rows were left out: {}",
+        text(&out.stderr)
+    );
+    // Without the role: the command's own cap.
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--format",
+            "csv",
+            "-n",
+            "5",
+            "SELECT id FROM orders",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(text(&out.stdout).lines().count(), 6);
 }
 
 #[tokio::test]

@@ -21,6 +21,8 @@ pub struct Access {
     pub scope: Scope,
     /// The tables it may write, each with the columns it may set (`None`: every column); `None`: any table.
     pub write: Option<std::collections::BTreeMap<String, Option<Vec<String>>>>,
+    /// Most rows one query returns for it (below the tool's own cap).
+    pub max_rows: Option<usize>,
 }
 
 /// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else its
@@ -69,6 +71,12 @@ pub async fn read_as(
     };
     let Some(access) = scoped else {
         return Ok((db.query_with(guard, sql, params, limits).await?, Vec::new()));
+    };
+    let limits = &QueryLimits {
+        max_rows: access
+            .max_rows
+            .map_or(limits.max_rows, |cap| cap.clamp(1, limits.max_rows)),
+        ..*limits
     };
     let guard = guard.clone().with_policy(access.read);
     let scoped = guard
