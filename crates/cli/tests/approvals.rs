@@ -376,3 +376,112 @@ async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_cha
         before
     );
 }
+
+/// The preview of an UPDATE on the servers: the rows it would change (PostgreSQL) or their count (MariaDB,
+/// whose UPDATE returns no rows), and nothing changed, as the engine's own client sees it.
+#[test]
+fn the_preview_of_an_update_changes_nothing_on_the_servers() {
+    for engine in ["postgres", "mariadb"] {
+        let up = if engine == "postgres" {
+            postgres_up()
+        } else {
+            mariadb_up()
+        };
+        if !up {
+            continue;
+        }
+        let name = fresh_name("preview");
+        let (url, _cleanup) = if engine == "postgres" {
+            ServerDb::postgres(&name)
+        } else {
+            ServerDb::mariadb(&name)
+        };
+        let out = steward(&["demo", "--db", &url], &[], "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let client = |sql: &str| -> String {
+            let out = if engine == "postgres" {
+                std::process::Command::new("psql")
+                    .args([
+                        "-h",
+                        "127.0.0.1",
+                        "-U",
+                        "postgres",
+                        "-d",
+                        &name,
+                        "-At",
+                        "-c",
+                        sql,
+                    ])
+                    .output()
+            } else {
+                std::process::Command::new("mariadb")
+                    .args([
+                        "-h",
+                        "127.0.0.1",
+                        "-u",
+                        "root",
+                        "-N",
+                        "-B",
+                        "-D",
+                        &name,
+                        "-e",
+                        sql,
+                    ])
+                    .output()
+            }
+            .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            text(&out.stdout).trim().to_owned()
+        };
+        let code =
+            client("SELECT order_code FROM orders WHERE status = 'IN TRANSIT' ORDER BY id LIMIT 1");
+        let before = client("SELECT count(*) FROM orders WHERE status = 'CANCELLED'");
+        let config = format!("{}/steward.yaml", scratch_dir("preview"));
+        std::fs::write(
+            &config,
+            format!(
+                r#"databases:
+  shop: "{url}"
+tools:
+  cancel_order:
+    kind: sql
+    database: shop
+    mode: write
+    description: Cancels an order.
+    statement: UPDATE orders SET status = 'CANCELLED' WHERE order_code = :code
+    parameters:
+      code: {{type: string, description: The order code}}
+"#
+            ),
+        )
+        .unwrap();
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "cancel_order",
+                &format!(r#"{{"code": "{code}"}}"#),
+            ],
+            &[],
+            "",
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{engine}: {stderr}");
+        if engine == "postgres" {
+            assert!(stderr.contains("Would change 1 row:"), "{stderr}");
+            assert!(
+                stderr.contains(&code) && stderr.contains("CANCELLED"),
+                "{stderr}"
+            );
+        } else {
+            assert!(stderr.contains("Would change 1 row."), "{stderr}");
+        }
+        assert_eq!(
+            client("SELECT count(*) FROM orders WHERE status = 'CANCELLED'"),
+            before,
+            "{engine}"
+        );
+    }
+}
