@@ -8,15 +8,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn sqlite(db: &str, sql: &str) -> String {
-    let out = std::process::Command::new("sqlite3")
-        .args([db, sql])
-        .output()
-        .expect("the sqlite3 client");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
-}
-
 struct Setup {
     db: String,
     config: String,
@@ -126,7 +117,7 @@ fn resume(s: &Setup, server: &wiremock::MockServer, run: &str) -> std::process::
 #[tokio::test]
 async fn an_approval_given_in_another_process_resumes_the_router_and_its_specialist() {
     let s = setup();
-    let before: i64 = sqlite(&s.db, "SELECT count(*) FROM expenses")
+    let before: i64 = sqlite3(&s.db, "SELECT count(*) FROM expenses")
         .parse()
         .unwrap();
     let server = mock_openai(vec![
@@ -142,7 +133,7 @@ async fn an_approval_given_in_another_process_resumes_the_router_and_its_special
     .await;
     let (run, id) = ask_and_wait(&s, &server).await;
     assert_eq!(
-        sqlite(&s.db, "SELECT count(*) FROM expenses"),
+        sqlite3(&s.db, "SELECT count(*) FROM expenses"),
         before.to_string()
     );
     let listed = approvals_json(&s);
@@ -175,7 +166,7 @@ async fn an_approval_given_in_another_process_resumes_the_router_and_its_special
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "Done: the taxi ride is recorded.\n");
     assert_eq!(
-        sqlite(&s.db, "SELECT count(*) FROM expenses"),
+        sqlite3(&s.db, "SELECT count(*) FROM expenses"),
         (before + 1).to_string(),
         "written once, after the approval"
     );
@@ -192,7 +183,7 @@ async fn an_approval_given_in_another_process_resumes_the_router_and_its_special
 #[tokio::test]
 async fn a_denial_reaches_the_specialist_with_its_reason_and_nothing_is_written() {
     let s = setup();
-    let before = sqlite(&s.db, "SELECT count(*) FROM expenses");
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
     let server = mock_openai(vec![
         tool_reply(
             "r1",
@@ -220,7 +211,7 @@ async fn a_denial_reaches_the_specialist_with_its_reason_and_nothing_is_written(
     let out = resume(&s, &server, &run);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "It was not recorded.\n");
-    assert_eq!(sqlite(&s.db, "SELECT count(*) FROM expenses"), before);
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
     // The specialist's model was shown the reason.
     let bodies = bodies(&server).await;
     let shown = bodies[2]["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -280,7 +271,7 @@ async fn at_a_terminal_the_arguments_can_be_edited_before_the_call_runs() {
     assert!(shown.contains("[y]es / [n]o / [e]dit"), "{shown}");
     assert!(shown.contains("Added the taxi ride."), "{shown}");
     assert_eq!(
-        sqlite(
+        sqlite3(
             &s.db,
             "SELECT count(*) FROM expenses WHERE description = 'Taxi' AND net_amount = 10"
         ),
@@ -294,7 +285,7 @@ async fn at_a_terminal_the_arguments_can_be_edited_before_the_call_runs() {
 #[tokio::test]
 async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_changes_nothing() {
     let s = setup();
-    let code = sqlite(
+    let code = sqlite3(
         &s.db,
         "SELECT order_code FROM orders WHERE status = 'IN TRANSIT' ORDER BY id LIMIT 1",
     );
@@ -312,7 +303,7 @@ async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_cha
 "#,
     );
     std::fs::write(&s.config, config).unwrap();
-    let before = sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id");
+    let before = sqlite3(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id");
     let out = steward(
         &[
             "tools",
@@ -337,7 +328,7 @@ async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_cha
         "{stderr}"
     );
     assert_eq!(
-        sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
+        sqlite3(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
         before
     );
 
@@ -372,7 +363,7 @@ async fn a_sql_write_waiting_for_approval_shows_the_rows_it_would_change_and_cha
     let preview = listed[0]["preview"].as_str().unwrap();
     assert!(preview.starts_with("Would change 1 row:"), "{preview}");
     assert_eq!(
-        sqlite(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
+        sqlite3(&s.db, "SELECT group_concat(status) FROM orders ORDER BY id"),
         before
     );
 }

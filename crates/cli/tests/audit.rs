@@ -8,14 +8,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn sqlite(db: &str, sql: &str) {
-    let out = std::process::Command::new("sqlite3")
-        .args([db, sql])
-        .output()
-        .expect("the sqlite3 client");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-}
-
 fn audit_json(data: &str) -> Vec<Value> {
     let out = steward(&["audit", "list", "--json"], &[("XDG_DATA_HOME", data)], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -131,7 +123,7 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
 
     // Changed in place with the engine's own client: the arguments say something else now.
     let db = format!("{data}/steward/store.sqlite");
-    sqlite(
+    sqlite3(
         &db,
         r#"UPDATE audit_trail SET arguments = '{"expression": "5 * 2"}' WHERE seq = 2"#,
     );
@@ -143,7 +135,7 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
     );
 
     // The first record deleted: the next one no longer starts the chain.
-    sqlite(&db, "DELETE FROM audit_trail WHERE seq = 1");
+    sqlite3(&db, "DELETE FROM audit_trail WHERE seq = 1");
     let (code, said) = verify();
     assert_eq!(code, Some(1), "{said}");
     assert!(

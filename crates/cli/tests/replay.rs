@@ -9,12 +9,9 @@ use common::*;
 
 /// Rows in the demo's expenses table, as the `sqlite3` client counts them.
 fn expenses(db: &str) -> i64 {
-    let out = std::process::Command::new("sqlite3")
-        .args([db, "SELECT count(*) FROM expenses"])
-        .output()
-        .expect("the sqlite3 client");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    text(&out.stdout).trim().parse().unwrap()
+    sqlite3(db, "SELECT count(*) FROM expenses")
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]

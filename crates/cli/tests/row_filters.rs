@@ -7,7 +7,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use common::*;
 
@@ -16,15 +15,6 @@ struct Engine {
     url: String,
     client: Box<dyn Fn(&str) -> String>,
     _cleanup: Option<ServerDb>,
-}
-
-fn run_client(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .expect("the engine's client");
-    assert!(out.status.success(), "{program}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
 }
 
 fn demo(url: &str) {
@@ -38,7 +28,7 @@ fn sqlite() -> Engine {
     let db = path.clone();
     Engine {
         url: format!("sqlite://{path}"),
-        client: Box::new(move |sql| run_client("sqlite3", &[&db, sql])),
+        client: Box::new(move |sql| sqlite3(&db, sql)),
         _cleanup: None,
     }
 }
@@ -53,7 +43,7 @@ fn postgres() -> Option<Engine> {
     Some(Engine {
         url,
         client: Box::new(move |sql| {
-            run_client(
+            client(
                 "psql",
                 &[
                     "-h",
@@ -82,7 +72,7 @@ fn mariadb() -> Option<Engine> {
     Some(Engine {
         url,
         client: Box::new(move |sql| {
-            run_client(
+            client(
                 "mariadb",
                 &[
                     "-h",

@@ -222,3 +222,18 @@ impl ServerDb {
         )
     }
 }
+
+/// What an engine's own command-line client prints for `args` (trimmed); the test fails when it fails.
+pub fn client(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("the {program} client: {e}"));
+    assert!(out.status.success(), "{program}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
+/// What the `sqlite3` client prints for `sql` on the database file `db`.
+pub fn sqlite3(db: &str, sql: &str) -> String {
+    client("sqlite3", &[db, sql])
+}
