@@ -476,3 +476,49 @@ tools:
         );
     }
 }
+
+#[tokio::test]
+async fn an_edit_given_in_another_process_runs_the_call_with_the_new_arguments() {
+    let s = setup();
+    let server = mock_openai(vec![
+        tool_reply(
+            "r1",
+            "expenses",
+            r#"{"request": "Add a 12.50 taxi ride, 20% VAT"}"#,
+        ),
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("Added the taxi ride at 10.00 net, as edited."),
+        text_reply("Done."),
+    ])
+    .await;
+    let taxis = sqlite3(
+        &s.db,
+        "SELECT count(*) FROM expenses WHERE description = 'Taxi'",
+    );
+    let (run, id) = ask_and_wait(&s, &server).await;
+    let edit = r#"{"description": "Taxi (edited)", "net_amount": 10, "tax_rate": 0.2, "date": "2026-11-21"}"#;
+    let out = steward(
+        &["approvals", "approve", &id, "--edit", edit],
+        &[("XDG_DATA_HOME", &s.data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Done.\n");
+    assert_eq!(
+        sqlite3(
+            &s.db,
+            "SELECT count(*) FROM expenses WHERE description = 'Taxi (edited)' AND net_amount = 10"
+        ),
+        "1"
+    );
+    assert_eq!(
+        sqlite3(
+            &s.db,
+            "SELECT count(*) FROM expenses WHERE description = 'Taxi'"
+        ),
+        taxis,
+        "the model's own arguments never ran"
+    );
+}

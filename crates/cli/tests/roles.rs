@@ -321,3 +321,100 @@ async fn planted_instructions_in_data_cannot_trigger_an_unapproved_write() {
         projects_before
     );
 }
+
+/// The roles and principals of the issue that asked for them, exactly as written there.
+#[test]
+fn the_documented_roles_work_as_written() {
+    let dir = scratch_dir("roles-doc");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  support:
+    agents: [orders]
+    tools: [get_order, find_orders, run_sql, query_table, current_date]
+    sql:
+      read: {{orders: "*", order_items: "*", shipments: "*", customers: [id, name, city]}}
+      rows:
+        orders: "customer_id = {{principal.customer_id}}"
+        customers: "id = {{principal.customer_id}}"
+  bookkeeper:
+    tools: [add_expense, list_expenses, expense_summary, run_sql, current_date, calculator]
+    sql:
+      read: {{expenses: "*", expense_categories: "*"}}
+    approve: [add_expense]
+principals:           # local identities for the CLI; the server maps tokens and JWT claims to principals
+  ada: {{role: support, customer_id: 1}}
+  bob: {{role: bookkeeper}}
+"#
+        ),
+    )
+    .unwrap();
+    let out = steward(&["config", "check", "-c", &config], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-f",
+            "csv",
+            "SELECT count(*) FROM orders",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).lines().nth(1).unwrap(),
+        sqlite3(&db, "SELECT count(*) FROM orders WHERE customer_id = 1")
+    );
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "SELECT email FROM customers",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("Column `email` may not be read. Columns you may read: city, id, name."),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--principal",
+            "bob",
+            "SELECT count(*) FROM orders",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Table `orders` may not be read"),
+        "{}",
+        text(&out.stderr)
+    );
+}

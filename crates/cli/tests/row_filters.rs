@@ -106,6 +106,11 @@ tools:
     description: The orders, newest first.
     statement: SELECT id FROM orders ORDER BY id
     max_rows: 1000
+  customer_emails:
+    kind: sql
+    database: shop
+    description: Customers' emails.
+    statement: SELECT c.name, c.email FROM customers AS c JOIN orders o ON o.customer_id = c.id
 agents:
   desk:
     instructions: Answer questions about the customer's orders with SQL.
@@ -113,7 +118,7 @@ agents:
 roles:
   support:
     agents: [orders, desk]
-    tools: [get_order, find_orders, run_sql, query_table, my_orders, current_date]
+    tools: [get_order, find_orders, run_sql, query_table, my_orders, customer_emails, current_date]
     sql:
       read: {{orders: "*", order_items: "*", shipments: "*", customers: [id, name, city]}}
       rows:
@@ -285,6 +290,33 @@ fn check(engine: &Engine) {
         );
         assert_eq!(out.status.code(), Some(0), "{who}: {}", text(&out.stdout));
         assert!(text(&out.stdout).contains(&format!("Order {mine}:")));
+        // Columns outside the role through query_table and a declared tool are refused too.
+        for (tool, args) in [
+            (
+                "query_table",
+                r#"{"table": "customers", "columns": ["name", "email"]}"#,
+            ),
+            ("query_table", r#"{"table": "products"}"#),
+            ("customer_emails", "{}"),
+        ] {
+            let out = steward(
+                &[
+                    "tools",
+                    "call",
+                    "-c",
+                    &config,
+                    "--principal",
+                    who,
+                    tool,
+                    args,
+                ],
+                &[],
+                "",
+            );
+            let shown = text(&out.stdout);
+            assert_eq!(out.status.code(), Some(1), "{who}: {tool} {args}: {shown}");
+            assert!(shown.contains("may not be read"), "{who}: {tool}: {shown}");
+        }
         // What the role does not list is refused, with the reason.
         for (sql, why) in [
             (

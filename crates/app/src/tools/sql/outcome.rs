@@ -81,6 +81,10 @@ pub(super) fn sql_error(error: SqlError, write: bool) -> ToolError {
             "The database is unavailable right now, so {nothing}; tell the user and try again later."
         ))
         .with_diagnostic(m),
+        // A refusal is about who asks (their role's tables, columns and rows), not the tool: say why.
+        SqlError::Refused(why) => ToolError::new(format!(
+            "Not allowed, so {nothing}: {why} Tell the user what they may not see."
+        )),
         other => ToolError::new(format!(
             "The database refused this tool's statement, so {nothing}; tell the user the tool is misconfigured."
         ))
