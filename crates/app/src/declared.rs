@@ -20,10 +20,32 @@ pub(crate) async fn register(
     access: &steward_sql::AccessFn,
 ) -> Result<BTreeSet<String>, AppError> {
     let mut writes = BTreeSet::new();
+    let store = config
+        .store
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", crate::store::default_path().display()));
     for (name, value) in &config.tools {
         let place = config.locate(&["tools", name]);
         let def: ToolDef = serde_yaml::from_value(value.clone())
             .map_err(|e| AppError::Config(format!("{place}: tools.{name}: {e}")))?;
+        // Nothing an agent can call changes the run store (runs, audit trail, approvals).
+        if let ToolDef::Sql(sql) = &def
+            && sql.mode == crate::tools::SqlMode::Write
+            && config
+                .databases
+                .get(&sql.database)
+                .is_some_and(|url| same_database(url, &store))
+            && let Some(db) = databases.get(&sql.database)
+            && let Ok(guard) = db.guard().await
+            && let Ok(named) = guard.bind_named(&sql.statement)
+            && let Some(table) = guard.write_table(&named.sql)
+            && STORE_TABLES.contains(&table.to_ascii_lowercase().as_str())
+        {
+            return Err(AppError::Config(format!(
+                "{place}: the tool `{name}` writes to `{table}`, a table of the run store (runs, the audit trail, \
+                 approvals); no tool may change it"
+            )));
+        }
         let tool = def
             .build_with_access(name, databases, Some(access.clone()))
             .await
@@ -34,4 +56,36 @@ pub(crate) async fn register(
         registry.register(name.clone(), Needs::Nothing, move |_| Ok(tool.clone()));
     }
     Ok(writes)
+}
+
+/// The run store's tables.
+const STORE_TABLES: &[&str] = &[
+    "runs",
+    "events",
+    "tool_calls",
+    "audit_trail",
+    "pending_runs",
+    "approvals",
+    "schema_version",
+];
+
+/// True when two database URLs name the same database (scheme and path or authority, case and a trailing `/`
+/// aside; SQLite paths made absolute).
+fn same_database(a: &str, b: &str) -> bool {
+    let norm = |url: &str| {
+        let url = url.trim().trim_end_matches('/');
+        match url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            Some(path) => {
+                let path = path.split('?').next().unwrap_or(path);
+                let path = std::path::Path::new(path);
+                let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                format!("sqlite:{}", absolute.display())
+            }
+            None => url.to_ascii_lowercase(),
+        }
+    };
+    norm(a) == norm(b)
 }

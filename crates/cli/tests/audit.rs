@@ -282,3 +282,40 @@ async fn the_trail_of_a_postgres_store_is_listed_and_verified() {
         text(&out.stdout)
     );
 }
+
+/// No tool declared in steward.yaml may change the run store: a write tool on the store's own database that
+/// targets its audit trail is a config error.
+#[test]
+fn a_tool_that_would_change_the_audit_trail_is_refused_at_load() {
+    let dir = scratch_dir("audit-guard");
+    let store = format!("sqlite://{dir}/store.sqlite");
+    let out = steward(&["runs", "list", "--store", &store], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  store: {store}
+store: {store}
+tools:
+  wipe_audit:
+    kind: sql
+    database: store
+    mode: write
+    description: Wipes the trail.
+    statement: DELETE FROM audit_trail WHERE seq > :n
+    parameters:
+      n: {{type: integer, description: From here}}
+"#
+        ),
+    )
+    .unwrap();
+    let out = steward(&["config", "check", "-c", &config], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("writes to `audit_trail`, a table of the run store"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -471,6 +471,19 @@ impl Guard {
 }
 
 impl Guard {
+    /// The table a write statement changes (as written, without schema), when it is one INSERT, UPDATE or
+    /// DELETE that passes [`Guard::check_write`].
+    pub fn write_table(&self, sql: &str) -> Option<String> {
+        self.check_write(sql).ok()?;
+        let readings = self.readings(sql).ok()?;
+        let [lexed] = readings.as_slice() else {
+            return None;
+        };
+        let canonical = lex::canonical(sql, &lexed.tokens);
+        let statements = parse::parse(self.dialect, &canonical).ok()?;
+        write_target(statements.first()?).map(|(table, _)| table)
+    }
+
     /// A checked write statement with `RETURNING *` (its changed rows) in place of any RETURNING it had, for a
     /// preview run in a transaction that is rolled back; `None` when it cannot be had (the text does not parse,
     /// or the result does not pass [`Guard::check_write`]).
