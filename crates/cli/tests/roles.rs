@@ -306,8 +306,10 @@ async fn planted_instructions_in_data_cannot_trigger_an_unapproved_write() {
         &[("OPENAI_BASE_URL", &base)],
         "",
     );
+    // The sub-agent's write pauses the whole run: it waits for approval there too.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     assert!(
-        matches!(out.status.code(), Some(0 | 4)),
+        text(&out.stderr).contains("waiting for approval: complete_task"),
         "{}",
         text(&out.stderr)
     );

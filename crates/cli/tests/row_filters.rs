@@ -335,6 +335,14 @@ fn check(engine: &Engine) {
                 "SELECT name FROM products",
                 "Table `products` may not be read",
             ),
+            (
+                "WITH x AS (SELECT email FROM customers) SELECT * FROM x",
+                "Column `email` may not be read",
+            ),
+            (
+                "SELECT (SELECT max(email) FROM customers) AS e",
+                "Column `email` may not be read",
+            ),
         ] {
             let error = sql_as(&config, who, sql).unwrap_err();
             assert!(error.contains(why), "{who}: {sql}: {error}");
