@@ -45,12 +45,13 @@ pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
                 || "the built-in config".to_owned(),
                 |s| s.path.display().to_string(),
             );
+            let n = app.config().databases.len();
             say!(
-                "{place} is valid: {} agents ({}), {} tools, {} configured databases",
+                "{place} is valid: {} agents ({}), {} tools, {n} configured database{}",
                 app.agent_names().count(),
                 app.agent_names().collect::<Vec<_>>().join(", "),
                 app.tool_names().len(),
-                app.config().databases.len()
+                if n == 1 { "" } else { "s" }
             );
             Ok(exit::OK)
         }

@@ -75,7 +75,7 @@ fn init_on_the_demo_database_writes_a_config_that_loads_and_whose_tools_return_r
 
     let check = ok(&["config", "check", "--config", &config], &[]);
     assert!(check.contains("is valid"), "{check}");
-    assert!(check.contains("1 configured databases"), "{check}");
+    assert!(check.contains("1 configured database"), "{check}");
 
     // The example call it printed finds rows, with the value it names.
     let example = printed_example(&stdout, "customers_by_name");
