@@ -263,6 +263,26 @@ fn quoted(dialect: Dialect, name: &str) -> String {
 }
 
 impl Guard {
+    /// The statements of `sql` as the guard reads them, for rewriting: one reading of the text (a text that
+    /// reads two ways cannot be rewritten safely), its canonical form parsed.
+    fn tree(&self, sql: &str) -> Result<Vec<Statement>, super::Reason> {
+        let readings = self.readings(sql)?;
+        let [lexed] = readings.as_slice() else {
+            return Err(reason(
+                "scope",
+                "This text reads two ways on this server (ANSI_QUOTES), so it cannot be limited to what you may \
+                 see; write names as `…`.",
+            ));
+        };
+        let canonical = lex::canonical(sql, &lexed.tokens);
+        parse::parse(self.dialect, &canonical).map_err(|e| {
+            reason(
+                "scope",
+                format!("The statement could not be parsed again: {e}"),
+            )
+        })
+    }
+
     /// The text of `sql` limited to `scope`: checked as it is first (the refusals name the tables and columns
     /// that may not be read), then rewritten so that every scoped table shows only its allowed columns and
     /// rows, and the rewritten text checked again. Returns the text to run, or the refusal.
@@ -279,18 +299,9 @@ impl Guard {
             };
         }
         let refuse = |why: String| verdict(first.class, vec![reason("scope", why)], Vec::new());
-        let readings = self
-            .readings(sql)
+        let mut statements = self
+            .tree(sql)
             .map_err(|r| verdict(first.class, vec![r], Vec::new()))?;
-        let [lexed] = readings.as_slice() else {
-            return Err(refuse(
-                "This text reads two ways on this server (ANSI_QUOTES), so it cannot be limited to what you may see; write names as `…`."
-                    .to_owned(),
-            ));
-        };
-        let canonical = lex::canonical(sql, &lexed.tokens);
-        let mut statements = parse::parse(self.dialect, &canonical)
-            .map_err(|e| refuse(format!("The query could not be parsed again: {e}")))?;
         let mut rewriter = Rewriter {
             dialect: self.dialect,
             scope,
@@ -376,16 +387,7 @@ impl Guard {
     ) -> Result<Scoped, Vec<super::Reason>> {
         self.check_write(sql)?;
         let refuse = |why: String| vec![reason("scope", why)];
-        let readings = self.readings(sql).map_err(|r| vec![r])?;
-        let [lexed] = readings.as_slice() else {
-            return Err(refuse(
-                "This text reads two ways on this server (ANSI_QUOTES); write names as `…`."
-                    .to_owned(),
-            ));
-        };
-        let canonical = lex::canonical(sql, &lexed.tokens);
-        let mut statements = parse::parse(self.dialect, &canonical)
-            .map_err(|e| refuse(format!("The statement could not be parsed again: {e}")))?;
+        let mut statements = self.tree(sql).map_err(|r| vec![r])?;
         let Some(statement) = statements.first_mut() else {
             return Err(refuse("There is no statement.".to_owned()));
         };
@@ -475,12 +477,7 @@ impl Guard {
     /// DELETE that passes [`Guard::check_write`].
     pub fn write_table(&self, sql: &str) -> Option<String> {
         self.check_write(sql).ok()?;
-        let readings = self.readings(sql).ok()?;
-        let [lexed] = readings.as_slice() else {
-            return None;
-        };
-        let canonical = lex::canonical(sql, &lexed.tokens);
-        let statements = parse::parse(self.dialect, &canonical).ok()?;
+        let statements = self.tree(sql).ok()?;
         write_target(statements.first()?).map(|(table, _)| table)
     }
 
@@ -489,12 +486,7 @@ impl Guard {
     /// or the result does not pass [`Guard::check_write`]).
     pub fn returning_all(&self, sql: &str) -> Option<String> {
         self.check_write(sql).ok()?;
-        let readings = self.readings(sql).ok()?;
-        let [lexed] = readings.as_slice() else {
-            return None;
-        };
-        let canonical = lex::canonical(sql, &lexed.tokens);
-        let mut statements = parse::parse(self.dialect, &canonical).ok()?;
+        let mut statements = self.tree(sql).ok()?;
         let all = || {
             Some(vec![sqlparser::ast::SelectItem::Wildcard(
                 sqlparser::ast::WildcardAdditionalOptions::default(),
