@@ -534,13 +534,23 @@ impl App {
     /// config held for approval, and writes after untrusted data held for approval. Attach it to the runner as
     /// its policy and as an observer (it watches the run's tool results).
     pub fn policy(&self, principal: &Principal) -> Arc<RolePolicy> {
-        let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
-        // A sub-agent's answer is not a source of data: the reads inside its run count.
-        trusted.extend(self.agents.keys().cloned());
         Arc::new(
-            RolePolicy::new(self.role(principal), self.declared_writes.clone(), trusted)
-                .with_agents(self.agents.keys().cloned().collect()),
+            RolePolicy::new(
+                self.role(principal),
+                self.declared_writes.clone(),
+                self.trusted(None),
+            )
+            .with_agents(self.agents.keys().cloned().collect()),
         )
+    }
+
+    /// The tools whose results are not untrusted data: the config's `trusted`, the role's, and the agents (a
+    /// sub-agent's answer is not a source of data: the reads inside its run count).
+    fn trusted(&self, role: Option<&RoleDef>) -> BTreeSet<String> {
+        let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
+        trusted.extend(role.iter().flat_map(|r| r.trusted.iter().cloned()));
+        trusted.extend(self.agents.keys().cloned());
+        trusted
     }
 
     /// The names of the config's models that the agent `name` and its sub-agents (at any depth) name.
@@ -613,8 +623,7 @@ impl App {
             specialists.push_str(&format!("- {sub}: {}\n", agent.description));
             tools.add(Arc::new(AgentTool::new(Arc::new(agent), its_model)))?;
         }
-        let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
-        trusted.extend(models.role.iter().flat_map(|r| r.trusted.iter().cloned()));
+        let trusted = self.trusted(models.role);
         for tool in &def.tools {
             if !allowed(models.role.and_then(|r| r.tools.as_ref()), tool) {
                 continue;

@@ -121,12 +121,15 @@ pub struct RolePolicy {
 
 impl RolePolicy {
     /// The policy for `role` (`None`: the local user, who may use everything), where `declared_writes` are the
-    /// config's write tools and `trusted` the tools the config trusts.
+    /// config's write tools and `trusted` the tools the config trusts (the role's own `trusted` are added).
     pub fn new(
         role: Option<(&str, &RoleDef)>,
         declared_writes: BTreeSet<String>,
-        trusted: BTreeSet<String>,
+        mut trusted: BTreeSet<String>,
     ) -> Self {
+        if let Some((_, def)) = role {
+            trusted.extend(def.trusted.iter().cloned());
+        }
         Self {
             role_name: role.map(|(name, _)| name.to_owned()),
             role: role.map(|(_, def)| def.clone()).unwrap_or_default(),
@@ -164,12 +167,6 @@ impl RolePolicy {
         }
     }
 
-    fn is_trusted(&self, tool: &str) -> bool {
-        PURE_TOOLS.contains(&tool)
-            || self.trusted.contains(tool)
-            || self.role.trusted.iter().any(|t| t == tool)
-    }
-
     /// True once the run read data from outside it.
     pub fn is_tainted(&self) -> bool {
         self.tainted.load(Ordering::SeqCst)
@@ -179,7 +176,8 @@ impl RolePolicy {
 impl Policy for RolePolicy {
     fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision {
         let name = call.name.as_str();
-        if spec.annotations.read_only || spec.annotations.open_world {
+        // Its result will be data from outside the run: once it comes, later writes wait.
+        if reads_data(spec, &self.trusted) {
             self.readers
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -244,7 +242,11 @@ impl Observer for RolePolicy {
             is_error: false,
             ..
         } = event
-            && !self.is_trusted(tool)
+            && self
+                .readers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(tool)
             && !self.tainted.swap(true, Ordering::SeqCst)
         {
             *self
@@ -495,9 +497,23 @@ mod tests {
             decide(&policy, "move_task", false),
             Decision::Allow
         ));
+        // A write's own result is no data from outside the run.
+        policy.on_event(&result("move_task"));
+        assert!(matches!(
+            decide(&policy, "move_task", false),
+            Decision::Allow
+        ));
+        assert!(matches!(
+            decide(&policy, "current_date", true),
+            Decision::Allow
+        ));
         policy.on_event(&result("current_date"));
         assert!(matches!(
             decide(&policy, "move_task", false),
+            Decision::Allow
+        ));
+        assert!(matches!(
+            decide(&policy, "get_inbox_tasks", true),
             Decision::Allow
         ));
         policy.on_event(&result("get_inbox_tasks"));

@@ -420,3 +420,43 @@ principals:           # local identities for the CLI; the server maps tokens and
         text(&out.stderr)
     );
 }
+
+/// Two writes in one run, with no data read in between: the second is not held (a write's own result is no
+/// untrusted data).
+#[tokio::test]
+async fn writes_that_read_nothing_do_not_hold_each_other() {
+    let (db, _config) = setup();
+    let before: i64 = sqlite3(&db, "SELECT count(*) FROM expenses")
+        .parse()
+        .unwrap();
+    let expense = |what: &str| {
+        format!(
+            r#"{{"description": "{what}", "net_amount": 3, "tax_rate": 0.2, "date": "2026-11-21"}}"#
+        )
+    };
+    let server = mock_openai(vec![
+        tool_reply("e1", "add_expense", &expense("Coffee")),
+        tool_reply("e2", "add_expense", &expense("Tea")),
+        text_reply("Both are recorded."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "--db",
+            &db,
+            "-a",
+            "expenses",
+            "--no-store",
+            "Coffee and tea, 3 each",
+        ],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM expenses"),
+        (before + 2).to_string()
+    );
+}
