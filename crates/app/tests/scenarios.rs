@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use steward_app::roles::unmark_data;
 use steward_app::{App, AppOptions, Config};
 use steward_core::{
     Event, EventLog, ModelResponse, Outcome, RunStatus, Runner, ScriptedModel, ToolCall,
@@ -53,20 +54,10 @@ fn results(log: &EventLog) -> Vec<(String, String, bool)> {
                 content,
                 is_error,
                 ..
-            } => Some((tool, unmarked(&content), is_error)),
+            } => Some((tool, unmark_data(&content).to_owned(), is_error)),
             _ => None,
         })
         .collect()
-}
-
-/// A tool result without the `<data source=…>` wrapper data reaches the model in.
-fn unmarked(content: &str) -> String {
-    content
-        .strip_prefix("<data source=\"")
-        .and_then(|rest| rest.split_once("\">\n"))
-        .and_then(|(_, inner)| inner.strip_suffix("\n</data>"))
-        .unwrap_or(content)
-        .to_owned()
 }
 
 async fn run(

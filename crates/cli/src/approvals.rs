@@ -116,20 +116,12 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 }
 
 fn row(a: &PendingApproval) -> Vec<String> {
-    let cut = |text: &str, n: usize| {
-        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if flat.chars().count() > n {
-            flat.chars().take(n - 1).collect::<String>() + "…"
-        } else {
-            flat
-        }
-    };
     vec![
         a.id.clone(),
         a.run_id.clone(),
         a.tool.clone(),
-        cut(&a.arguments, 40),
-        cut(&a.reason, 60),
+        crate::out::flat_cut(&a.arguments, 40),
+        crate::out::flat_cut(&a.reason, 60),
         a.decision.clone().unwrap_or_else(|| "waiting".to_owned()),
     ]
 }

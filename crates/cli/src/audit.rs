@@ -101,20 +101,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 const ARGUMENTS_WIDTH: usize = 40;
 
 fn row(record: &AuditRecord) -> Vec<String> {
-    let arguments = record
-        .arguments
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let arguments = if arguments.chars().count() > ARGUMENTS_WIDTH {
-        arguments
-            .chars()
-            .take(ARGUMENTS_WIDTH - 1)
-            .collect::<String>()
-            + "…"
-    } else {
-        arguments
-    };
+    let arguments = crate::out::flat_cut(&record.arguments, ARGUMENTS_WIDTH);
     let or_dash = |text: &str| {
         if text.is_empty() {
             "-".to_owned()

@@ -39,6 +39,19 @@ pub(crate) fn raw(text: &str) {
     }
 }
 
+/// `text` on one line (runs of whitespace as one space), cut to `width` characters with `…` when longer.
+pub(crate) fn flat_cut(text: &str, width: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > width {
+        flat.chars()
+            .take(width.saturating_sub(1))
+            .collect::<String>()
+            + "…"
+    } else {
+        flat
+    }
+}
+
 /// Prints a table on standard output: the header, a rule, and the rows, each column as wide as its widest
 /// cell (cells are shown on one line).
 pub(crate) fn aligned(header: &[&str], rows: &[Vec<String>]) {

@@ -281,16 +281,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 const QUESTION_WIDTH: usize = 48;
 
 fn row(run: &RunSummary) -> Vec<String> {
-    let question = run.input.split_whitespace().collect::<Vec<_>>().join(" ");
-    let question = if question.chars().count() > QUESTION_WIDTH {
-        question
-            .chars()
-            .take(QUESTION_WIDTH - 1)
-            .collect::<String>()
-            + "…"
-    } else {
-        question
-    };
+    let question = crate::out::flat_cut(&run.input, QUESTION_WIDTH);
     let started = run
         .started_at
         .with_timezone(&chrono::Local)

@@ -415,11 +415,7 @@ fn one_line(text: &str) -> String {
 
 fn shown(text: &str) -> String {
     // Data reaches the model wrapped as data; the trace shows what is inside.
-    let text = text
-        .strip_prefix("<data source=\"")
-        .and_then(|rest| rest.split_once("\">\n"))
-        .and_then(|(_, inner)| inner.strip_suffix("\n</data>"))
-        .unwrap_or(text);
+    let text = steward_app::roles::unmark_data(text);
     let flat = one_line(text);
     if flat.chars().count() <= MAX_SHOWN {
         flat
