@@ -172,21 +172,9 @@ async fn waiting(
     }
     let style = crate::style::Style::stderr();
     for (i, request) in requests.iter().enumerate() {
-        let id = ids
-            .as_ref()
-            .and_then(|ids| ids.get(i))
-            .map(|id| format!("[{id}] "))
-            .unwrap_or_default();
-        note!(
-            "{} {id}{} {}: {}",
-            style.warn("waiting for approval:"),
-            style.bold(&request.call.name),
-            request.call.arguments,
-            request.reason
-        );
-        if let Some(preview) = previews.get(i).cloned().flatten() {
-            note!("{preview}");
-        }
+        let id = ids.as_ref().and_then(|ids| ids.get(i)).map(String::as_str);
+        let preview = previews.get(i).and_then(Option::as_deref);
+        session::note_waiting(request, id, preview);
     }
     match ids {
         Some(_) => note!(

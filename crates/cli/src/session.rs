@@ -81,6 +81,23 @@ pub(crate) async fn drive(
     }
 }
 
+/// Says on standard error that `request` waits for approval (with its saved `id`, when it has one) and what it
+/// would do.
+pub(crate) fn note_waiting(request: &ApprovalRequest, id: Option<&str>, preview: Option<&str>) {
+    let style = Style::stderr();
+    let id = id.map(|id| format!("[{id}] ")).unwrap_or_default();
+    note!(
+        "{} {id}{} {}: {}",
+        style.warn("waiting for approval:"),
+        style.bold(&request.call.name),
+        request.call.arguments,
+        request.reason
+    );
+    if let Some(preview) = preview {
+        note!("{preview}");
+    }
+}
+
 /// Asks the person at the terminal; `None` when they end input.
 pub(crate) fn ask_approval(request: &ApprovalRequest) -> Option<Approval> {
     if !interactive() {

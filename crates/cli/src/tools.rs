@@ -281,16 +281,7 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                     .with_principal(Arc::new(principal.clone()));
                 let preview = tool.preview(&ctx, checked.clone()).await;
                 if !crate::session::interactive() {
-                    note!(
-                        "{} {} {}: {}",
-                        Style::stderr().warn("waiting for approval:"),
-                        Style::stderr().bold(&request.call.name),
-                        request.call.arguments,
-                        request.reason
-                    );
-                    if let Some(preview) = &preview {
-                        note!("{preview}");
-                    }
+                    crate::session::note_waiting(&request, None, preview.as_deref());
                     note!(
                         "{}",
                         Style::stderr().dim(
