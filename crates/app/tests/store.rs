@@ -281,33 +281,7 @@ fn concurrent_writers(url: &str) {
     rt.block_on(ask_router(Arc::new(reference.clone()), "reference"));
     let per_run = reference.records().len();
 
-    let writers: Vec<_> = (0..2)
-        .map(|w| {
-            let url = url.to_owned();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                rt.block_on(async move {
-                    let store = RunStore::open(Some(&url)).await.unwrap();
-                    let obs = observer(&store);
-                    let mut ids = Vec::new();
-                    for i in 0..RUNS {
-                        let run = ask_router(obs.clone(), &format!("writer {w} run {i}")).await;
-                        ids.push(run.id().to_owned());
-                    }
-                    obs.flush().await.unwrap();
-                    store.close().await;
-                    ids
-                })
-            })
-        })
-        .collect();
-    let mut ids: Vec<String> = writers
-        .into_iter()
-        .flat_map(|w| w.join().unwrap())
-        .collect();
+    let mut ids = write_concurrently(url, RUNS);
 
     rt.block_on(async {
         let store = open(url).await;

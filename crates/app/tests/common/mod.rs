@@ -17,7 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use sqlx::Connection as _;
-use steward_app::store::StoreObserver;
+use steward_app::store::{RunStore, StoreObserver};
 use steward_core::{
     Agent, AgentTool, Event, EventLog, EventRecord, ModelResponse, Observer, Run, Runner,
     ScriptedModel, Tool, ToolCall, ToolOutput, Toolbox, TypedTool,
@@ -181,4 +181,36 @@ pub async fn ask_router(observer: Arc<dyn Observer>, input: &str) -> Run {
     let runner = Runner::new(Arc::new(router), model).with_observer(observer);
     let (run, _) = runner.run(input).await;
     run
+}
+
+/// Two writers, each with its own store handle, runtime and thread, each storing `runs` routed runs into the
+/// store at `url` at the same time; returns every run's id.
+pub fn write_concurrently(url: &str, runs: usize) -> Vec<String> {
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let url = url.to_owned();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(async move {
+                    let store = RunStore::open(Some(&url)).await.unwrap();
+                    let obs = Arc::new(StoreObserver::new(store.clone()).unwrap());
+                    let mut ids = Vec::new();
+                    for i in 0..runs {
+                        let run = ask_router(obs.clone(), &format!("writer {w} run {i}")).await;
+                        ids.push(run.id().to_owned());
+                    }
+                    obs.flush().await.unwrap();
+                    store.close().await;
+                    ids
+                })
+            })
+        })
+        .collect();
+    writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect()
 }
