@@ -366,7 +366,7 @@ pub(crate) fn mark_data(source: &str, content: &str) -> String {
     format!("<data source=\"{source}\">\n{escaped}\n</data>")
 }
 
-/// What [`mark_data`] wrapped, without the wrapper (`content` itself when it is not wrapped).
+/// What the `<data source=…>` wrapper holds (see `mark_data`), without the wrapper (`content` itself when it is not wrapped).
 pub fn unmark_data(content: &str) -> &str {
     content
         .strip_prefix("<data source=\"")
