@@ -107,6 +107,9 @@ pub struct Config {
     /// Defaults for commands.
     #[serde(default)]
     pub defaults: Defaults,
+    /// `steward serve`: tokens, OIDC, CORS and limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server_def::ServerDef>,
     /// Where the config came from.
     #[serde(skip)]
     pub source: Option<Source>,

@@ -37,6 +37,7 @@ mod declared;
 pub mod error;
 pub mod registry;
 pub mod roles;
+pub mod server_def;
 pub mod store;
 pub mod tools;
 
@@ -46,6 +47,7 @@ pub use config::Config;
 pub use error::AppError;
 pub use registry::{Deps, ToolRegistry};
 pub use roles::{PrincipalDef, RoleDef, RolePolicy, resolve_principal};
+pub use server_def::{OidcDef, ServerDef, ServerLimits, TokenDef};
 
 use std::path::PathBuf;
 

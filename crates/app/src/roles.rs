@@ -51,6 +51,9 @@ pub struct RoleDef {
     /// Most rows one query returns for this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rows: Option<usize>,
+    /// Whether the role administers the server: every run, the audit trail and everyone's approvals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin: bool,
 }
 
 /// SQL allowlists and row filters.

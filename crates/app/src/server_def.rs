@@ -1,0 +1,115 @@
+//! The `server:` section of `steward.yaml`: who may call `steward serve` (API tokens, OIDC bearer tokens),
+//! CORS and the server's limits.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// How `steward serve` admits callers and what it allows them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerDef {
+    /// The address to listen on (`--bind` wins; default 127.0.0.1:8080).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<String>,
+    /// API tokens, stored as their SHA-256 (`steward serve token NAME` makes one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<TokenDef>,
+    /// OIDC / JWT bearer tokens, verified against a JWKS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcDef>,
+    /// Origins allowed to call the API from a browser (CORS is off when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cors: Vec<String>,
+    /// Request, rate and run limits.
+    #[serde(default)]
+    pub limits: ServerLimits,
+}
+
+/// One API token.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenDef {
+    /// A name for the token (shown in logs, never the token).
+    pub name: String,
+    /// The token's SHA-256, in hex.
+    pub sha256: String,
+    /// The principal the token acts as, by name from `principals`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    /// The role, when the token has no principal (a principal brings its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// OIDC / JWT bearer tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcDef {
+    /// The JWKS: a file path or an `https://` (or `http://`) URL.
+    pub jwks: String,
+    /// The required `iss` claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The required `aud` claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// The claim that names the principal (default `sub`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal_claim: Option<String>,
+    /// The claim that names the role (a name from `roles`); without it, the principal's role from
+    /// `principals`, else `role`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_claim: Option<String>,
+    /// The role of a token whose claims name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Claims copied into the principal's attributes (for row filters' `{principal.NAME}`), claim → attribute.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub claims: BTreeMap<String, String>,
+}
+
+/// The server's limits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerLimits {
+    /// The largest request body, in bytes.
+    #[serde(default = "default_body_bytes")]
+    pub body_bytes: usize,
+    /// Requests per minute for each principal.
+    #[serde(default = "default_requests_per_minute")]
+    pub requests_per_minute: u32,
+    /// Runs in flight at once on this server.
+    #[serde(default = "default_concurrent_runs")]
+    pub concurrent_runs: usize,
+    /// Most seconds one run may take.
+    #[serde(default = "default_run_seconds")]
+    pub run_seconds: u64,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            body_bytes: default_body_bytes(),
+            requests_per_minute: default_requests_per_minute(),
+            concurrent_runs: default_concurrent_runs(),
+            run_seconds: default_run_seconds(),
+        }
+    }
+}
+
+fn default_body_bytes() -> usize {
+    1024 * 1024
+}
+
+fn default_requests_per_minute() -> u32 {
+    600
+}
+
+fn default_concurrent_runs() -> usize {
+    2048
+}
+
+fn default_run_seconds() -> u64 {
+    600
+}

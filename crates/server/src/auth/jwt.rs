@@ -1,0 +1,1 @@
+//! OIDC / JWT bearer tokens verified against a JWKS.

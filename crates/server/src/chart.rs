@@ -1,0 +1,1 @@
+//! Charts for numeric results, rendered on the server as SVG.

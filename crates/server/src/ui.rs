@@ -1,0 +1,1 @@
+//! The web UI: static files built into the binary.
