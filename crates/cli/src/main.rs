@@ -12,9 +12,11 @@ mod exit;
 mod format;
 mod init;
 mod markdown;
+mod models;
 mod out;
 mod runs;
 mod schema;
+mod serve;
 mod session;
 mod setup;
 mod sql;
@@ -79,6 +81,8 @@ enum Command {
     /// List the audit trail of tool calls, or check that its hash chain is intact.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Serve the web UI, the HTTP API (streamed runs, approvals), an OpenAI-compatible API and MCP over HTTP.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Approvals(command) => runtime.block_on(approvals::run(command)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command)),
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
     };
     let code = match result {
         Ok(code) => code,

@@ -109,10 +109,17 @@ impl Agent {
 
     /// A new run with a given id (a sub-run's id is derived from the call that started it).
     pub fn start_with_id(&self, input: &str, id: String) -> Run {
-        let mut messages = Vec::with_capacity(2);
+        self.start_after(&[], input, id)
+    }
+
+    /// A new run with a given id that continues a conversation: `history` (earlier turns' messages, normally
+    /// user questions and assistant answers) comes between the instructions and the user's input.
+    pub fn start_after(&self, history: &[Message], input: &str, id: String) -> Run {
+        let mut messages = Vec::with_capacity(2 + history.len());
         if !self.instructions.is_empty() {
             messages.push(Message::system(self.instructions.clone()));
         }
+        messages.extend(history.iter().cloned());
         messages.push(Message::user(input));
         Run::new(id, self.name.clone(), messages, self.limits, self.history)
             .with_settings(self.settings)

@@ -161,6 +161,12 @@ impl Runner {
         self.begin(self.agent.start_with_id(input, id), input)
     }
 
+    /// A new run (not driven yet) that continues a conversation: `history` holds the earlier turns' messages
+    /// (see [`Agent::start_after`]).
+    pub fn start_after(&self, history: &[crate::Message], input: &str, id: String) -> Run {
+        self.begin(self.agent.start_after(history, input, id), input)
+    }
+
     /// A new run started by the tool call `ctx` (its id is `<run id>/<call id>`, its parent the caller's run).
     pub fn start_for_call(&self, input: &str, ctx: &ToolContext) -> Run {
         let id = format!("{}/{}", ctx.run_id, ctx.call_id);

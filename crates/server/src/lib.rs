@@ -1,13 +1,327 @@
 //! # steward-server
 //!
-//! The HTTP API with streamed runs, the web UI, an OpenAI-compatible facade and the MCP server, on
-//! [`steward_app::App`].
+//! `steward serve`: the HTTP API with streamed runs, the web UI, an OpenAI-compatible facade and the MCP
+//! server, on [`steward_app::App`] — the same agents, roles, approvals and run store as the CLI.
+//!
+//! Routes and events are described in `docs/server-api.md`; `/openapi.json` is generated from the handlers.
+//! Nothing a second server needs lives only in memory: conversations, their messages, approvals and runs are
+//! in the run store, so several servers on one PostgreSQL store serve the same conversations. A turn in
+//! flight is leased to the server running it; a turn whose server stopped is marked failed, never run twice.
 
+mod api;
 pub mod auth;
 pub mod chart;
+mod events;
 pub mod mcp;
 pub mod models;
+mod openai;
+mod state;
+mod turns;
 mod ui;
 
-pub use auth::Caller;
-pub use models::{ModelSource, RunModels};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use steward_app::App;
+use steward_app::store::RunStore;
+use tokio::sync::{Semaphore, watch};
+use utoipa::OpenApi as _;
+
+pub use auth::{Caller, token_hash};
+pub use models::{FixedModel, ModelSource, RunModels};
+pub use state::Settings;
+
+use state::{ApiError, InFlight, RateLimiter, Shared};
+
+/// What a server is built from.
+pub struct ServerOptions {
+    /// The app: config, agents, tools, roles.
+    pub app: Arc<App>,
+    /// The run store (conversations, approvals, runs).
+    pub store: RunStore,
+    /// Where runs get their models.
+    pub models: Arc<dyn ModelSource>,
+    /// Whether the server listens only on a loopback address (without credentials configured, it must).
+    pub loopback: bool,
+    /// How long shutdown waits for runs in flight before it cancels them (saved as cancelled).
+    pub grace: Duration,
+}
+
+/// A Steward server.
+pub struct Server {
+    shared: Arc<Shared>,
+    stop_runs: watch::Sender<bool>,
+}
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(title = "Steward", description = "Agents that act reliably on business data: conversations with streamed runs, approvals, and an OpenAI-compatible facade."),
+    paths(
+        health, ready,
+        api::me, api::create_conversation, api::list_conversations, api::get_conversation,
+        api::patch_conversation, api::delete_conversation, api::post_message,
+        api::list_approvals, api::decide, api::chart, api::runs, api::run, api::audit,
+        openai::models, openai::chat_completions,
+    ),
+    components(schemas(state::Settings)),
+    modifiers(&BearerAuth),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// The OpenAPI document of the API.
+pub fn openapi() -> serde_json::Value {
+    serde_json::to_value(ApiDoc::openapi()).unwrap_or_default()
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/health", tag = "ops", security(), responses((status = 200, description = "Up")))]
+async fn health() -> impl IntoResponse {
+    axum::Json(json!({"status": "ok"}))
+}
+
+/// The server can serve: its run store answers.
+#[utoipa::path(get, path = "/ready", tag = "ops", security(), responses((status = 200, description = "Ready"), (status = 503, description = "The run store does not answer")))]
+async fn ready(State(shared): State<Arc<Shared>>) -> Response {
+    match shared.store.list(1, 0).await {
+        Ok(_) => axum::Json(json!({"status": "ready", "runs_in_flight": shared.in_flight.count()}))
+            .into_response(),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"status": "unavailable", "error": e.to_string()})),
+        )
+            .into_response(),
+    }
+}
+
+/// Authenticates the request (401/403) and applies the caller's rate limit (429).
+async fn authenticate(
+    State(shared): State<Arc<Shared>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let caller = match shared
+        .auth
+        .authenticate(header.as_deref(), shared.app.config())
+        .await
+    {
+        Ok(caller) => caller,
+        Err(refusal) => {
+            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            let mut response = ApiError::new(status, refusal.message).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                response
+                    .headers_mut()
+                    .insert("www-authenticate", HeaderValue::from_static("Bearer"));
+            }
+            return response;
+        }
+    };
+    if let Err(wait) = shared.rate.take(&caller.principal.name) {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many requests: {} a minute are allowed; try again in {wait} s",
+                shared.limits.requests_per_minute
+            ),
+        );
+        e.retry_after = Some(wait);
+        return e.into_response();
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+impl Server {
+    /// Builds a server: reads the config's `server:` section (tokens, OIDC, CORS, limits).
+    pub async fn new(options: ServerOptions) -> anyhow::Result<Self> {
+        let config = options.app.config();
+        let limits = config
+            .server
+            .as_ref()
+            .map(|s| s.limits.clone())
+            .unwrap_or_default();
+        let auth = auth::Auth::from_config(config, options.loopback).await?;
+        let (stop_runs, stop_rx) = watch::channel(false);
+        let instance = format!("{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
+        let shared = Arc::new(Shared {
+            app: options.app,
+            store: options.store,
+            models: options.models,
+            auth,
+            run_slots: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
+            rate: RateLimiter::new(limits.requests_per_minute),
+            limits,
+            instance,
+            in_flight: InFlight::default(),
+            stop_runs: stop_rx,
+        });
+        let _ = options.grace;
+        Ok(Self { shared, stop_runs })
+    }
+
+    /// The routes, ready to serve (with `mcp` nested at `/mcp` when given).
+    pub fn router(&self) -> Router {
+        let shared = self.shared.clone();
+        let protected = Router::new()
+            .route("/api/me", get(api::me))
+            .route(
+                "/api/conversations",
+                post(api::create_conversation).get(api::list_conversations),
+            )
+            .route(
+                "/api/conversations/{id}",
+                get(api::get_conversation)
+                    .patch(api::patch_conversation)
+                    .delete(api::delete_conversation),
+            )
+            .route("/api/conversations/{id}/messages", post(api::post_message))
+            .route("/api/approvals", get(api::list_approvals))
+            .route("/api/approvals/{id}", post(api::decide))
+            .route("/api/chart", post(api::chart))
+            .route("/api/runs", get(api::runs))
+            .route("/api/runs/{id}", get(api::run))
+            .route("/api/audit", get(api::audit))
+            .route("/v1/models", get(openai::models))
+            .route("/v1/chat/completions", post(openai::chat_completions))
+            .route_layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                authenticate,
+            ));
+        let protected = match mcp::router(shared.clone()) {
+            Some(mcp) => protected.merge(mcp.route_layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                authenticate,
+            ))),
+            None => protected,
+        };
+        let mut router = Router::new()
+            .route("/health", get(health))
+            .route("/ready", get(ready))
+            .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
+            .merge(protected)
+            .merge(ui::router())
+            .layer(DefaultBodyLimit::max(shared.limits.body_bytes))
+            .with_state(shared.clone());
+        let origins: Vec<HeaderValue> = shared
+            .app
+            .config()
+            .server
+            .as_ref()
+            .map(|s| s.cors.iter().filter_map(|o| o.parse().ok()).collect())
+            .unwrap_or_default();
+        if !origins.is_empty() {
+            router = router.layer(
+                tower_http::cors::CorsLayer::new()
+                    .allow_origin(origins)
+                    .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
+                    .allow_headers([
+                        axum::http::header::AUTHORIZATION,
+                        axum::http::header::CONTENT_TYPE,
+                        axum::http::header::ACCEPT,
+                    ]),
+            );
+        }
+        router
+    }
+
+    /// Serves on `listener` until `shutdown` completes; then stops taking requests, waits up to `grace` for
+    /// runs in flight to finish, and cancels the rest (each saved as cancelled, its conversation free again).
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        grace: Duration,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let shared = self.shared.clone();
+        let reaper = tokio::spawn(reap(shared.clone()));
+        let (signalled_tx, signalled_rx) = watch::channel(false);
+        let router = self.router();
+        let stop_runs = self.stop_runs;
+        let on_shutdown = {
+            let shared = shared.clone();
+            async move {
+                shutdown.await;
+                let _ = signalled_tx.send(true);
+                eprintln!(
+                    "steward serve: shutting down; waiting up to {} s for {} run(s) in flight",
+                    grace.as_secs(),
+                    shared.in_flight.count()
+                );
+                // Past the grace period, runs still going are cancelled so their streams end.
+                let shared_for_timer = shared.clone();
+                tokio::spawn(async move {
+                    if tokio::time::timeout(grace, shared_for_timer.in_flight.wait_idle())
+                        .await
+                        .is_err()
+                    {
+                        let _ = stop_runs.send(true);
+                    }
+                });
+            }
+        };
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(on_shutdown)
+        .await?;
+        // Runs whose clients went away are still driven: wait for them too.
+        let _ = signalled_rx;
+        if tokio::time::timeout(grace + Duration::from_secs(5), shared.in_flight.wait_idle())
+            .await
+            .is_err()
+        {
+            eprintln!("steward serve: some runs did not stop in time");
+        }
+        reaper.abort();
+        shared.store.close().await;
+        Ok(())
+    }
+}
+
+/// Marks turns whose server stopped (their lease ran out) as failed, every few seconds.
+async fn reap(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(state::RENEW_EVERY);
+    loop {
+        tick.tick().await;
+        match shared.store.reap_expired(chrono::Utc::now()).await {
+            Ok(reaped) if !reaped.is_empty() => eprintln!(
+                "steward serve: {} conversation(s) whose server stopped mid-answer were marked failed",
+                reaped.len()
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("steward serve: checking leases failed: {e}"),
+        }
+    }
+}

@@ -34,6 +34,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0003_approvals.sql"),
         postgres: include_str!("migrations/postgres_0003_approvals.sql"),
     },
+    Migration {
+        version: 4,
+        sqlite: include_str!("migrations/sqlite_0004_conversations.sql"),
+        postgres: include_str!("migrations/postgres_0004_conversations.sql"),
+    },
 ];
 
 /// The schema version this build writes.

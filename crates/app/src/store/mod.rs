@@ -19,6 +19,7 @@
 //! Provider errors in outcomes and tool diagnostics are stored with URL secrets redacted.
 
 mod audit;
+mod conversations;
 mod engine;
 mod migrate;
 mod observer;
@@ -40,6 +41,7 @@ use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
+pub use conversations::{Conversation, ConversationMessage, TurnRefused};
 pub use observer::{CostFn, StoreObserver};
 pub use pending::{PendingApproval, PendingRun};
 
