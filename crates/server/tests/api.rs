@@ -1,0 +1,528 @@
+//! The HTTP API of an in-process server over real HTTP: credentials (API tokens and OIDC tokens signed by the
+//! test keys), roles, limits, the OpenAI-compatible facade and the OpenAPI document. The model is a local
+//! stand-in that answers with the question it got (the provider's wire format is tested with the binary in
+//! crates/cli/tests/serve.rs).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use steward_app::store::RunStore;
+use steward_app::{App, AppOptions, Config};
+use steward_core::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use steward_server::{FixedModel, Server, ServerOptions, token_hash};
+
+/// Answers "echo: <the last user message>".
+#[derive(Debug)]
+struct Echo;
+
+#[async_trait::async_trait]
+impl Model for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let last = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::User { content } => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok(ModelResponse::text(format!(
+            "echo: {last} ({} messages)",
+            request.messages.len()
+        )))
+    }
+}
+
+const ADA: &str = "token-of-ada";
+const VIC: &str = "token-of-vic";
+const ROOT: &str = "token-of-root";
+
+fn keys() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/keys")
+}
+
+fn config(extra: &str) -> Config {
+    let text = format!(
+        r#"
+agents:
+  helper:
+    description: Helps with sums.
+    instructions: You help with sums.
+    tools: [calculator]
+roles:
+  clerk:
+    agents: [assistant]
+  viewer:
+    agents: [helper]
+  admin:
+    admin: true
+principals:
+  ada: {{role: clerk, customer_id: 7}}
+  vic: {{role: viewer}}
+server:
+  tokens:
+    - {{name: ada, sha256: {ada}, principal: ada}}
+    - {{name: vic, sha256: {vic}, principal: vic}}
+    - {{name: root, sha256: {root}, role: admin}}
+  oidc:
+    jwks: {jwks}
+    issuer: https://login.example.test/
+    audience: steward
+    role_claim: role
+    claims: {{customer: customer_id}}
+{extra}"#,
+        ada = token_hash(ADA),
+        vic = token_hash(VIC),
+        root = token_hash(ROOT),
+        jwks = keys().join("jwks.json").display(),
+    );
+    Config::parse(&text, &keys().join("steward.yaml")).unwrap()
+}
+
+struct Running {
+    base: String,
+    client: reqwest::Client,
+    _dir: PathBuf,
+}
+
+async fn start(extra: &str) -> Running {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "api-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let app = App::build(
+        config(extra),
+        AppOptions {
+            db: None,
+            demo: None,
+            clock: steward_domains::common::Clock::System,
+        },
+    )
+    .await
+    .unwrap();
+    let store = RunStore::open(Some(&format!("sqlite://{}/store.sqlite", dir.display())))
+        .await
+        .unwrap();
+    let server = Server::new(ServerOptions {
+        app: Arc::new(app),
+        store,
+        models: Arc::new(FixedModel(Arc::new(Echo))),
+        loopback: true,
+        grace: Duration::from_secs(5),
+    })
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener, Duration::from_secs(5), std::future::pending()));
+    Running {
+        base,
+        client: reqwest::Client::new(),
+        _dir: dir,
+    }
+}
+
+impl Running {
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, String) {
+        let mut request = self
+            .client
+            .request(method.parse().unwrap(), format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    }
+
+    async fn json(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let (status, text) = self.call(method, path, token, body).await;
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+/// The `data:` payloads of a server-sent event stream.
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+fn jwt(kid: &str, pem: &str, alg: Algorithm, claims: Value) -> String {
+    let mut header = Header::new(alg);
+    header.kid = Some(kid.to_owned());
+    let key = std::fs::read(keys().join(pem)).unwrap();
+    let key = match alg {
+        Algorithm::ES256 => EncodingKey::from_ec_pem(&key).unwrap(),
+        _ => EncodingKey::from_rsa_pem(&key).unwrap(),
+    };
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+fn claims(sub: &str, role: &str) -> Value {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    json!({"sub": sub, "role": role, "customer": 42, "iss": "https://login.example.test/",
+           "aud": "steward", "exp": now + 600, "iat": now})
+}
+
+#[tokio::test]
+async fn missing_or_bad_credentials_are_401_and_a_role_without_permission_is_403() {
+    let s = start("").await;
+    let (status, body) = s.json("GET", "/api/me", None, None).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("Bearer"), "{body}");
+    assert_eq!(s.json("GET", "/api/me", Some("nope"), None).await.0, 401);
+    let (status, me) = s.json("GET", "/api/me", Some(ADA), None).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["principal"], "ada");
+    assert_eq!(me["role"], "clerk");
+    assert_eq!(me["admin"], false);
+    let agents: Vec<&str> = me["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["assistant"]);
+
+    // The clerk may not run the analyst: 403, on the API and on the OpenAI facade.
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/conversations",
+            Some(ADA),
+            Some(json!({"agent": "helper"})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("may not use the agent"),
+        "{body}"
+    );
+    let (status, body) = s
+        .json(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(json!({"model": "helper", "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"]["type"], "permission_error");
+
+    // Runs and the audit trail are for administrators.
+    assert_eq!(s.json("GET", "/api/runs", Some(ADA), None).await.0, 403);
+    assert_eq!(s.json("GET", "/api/audit", Some(ADA), None).await.0, 403);
+    assert_eq!(s.json("GET", "/api/runs", Some(ROOT), None).await.0, 200);
+    let (status, audit) = s.json("GET", "/api/audit", Some(ROOT), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(audit["intact"], true);
+
+    // Health needs no credentials.
+    assert_eq!(s.json("GET", "/health", None, None).await.0, 200);
+    assert_eq!(s.json("GET", "/ready", None, None).await.0, 200);
+}
+
+#[tokio::test]
+async fn oidc_tokens_signed_by_the_test_keys_map_claims_to_the_principal() {
+    let s = start("").await;
+    let token = jwt(
+        "rsa-test",
+        "rsa.pem",
+        Algorithm::RS256,
+        claims("carol", "clerk"),
+    );
+    let (status, me) = s.json("GET", "/api/me", Some(&token), None).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["principal"], "carol");
+    assert_eq!(me["role"], "clerk");
+    let token = jwt(
+        "ec-test",
+        "ec.pem",
+        Algorithm::ES256,
+        claims("dan", "viewer"),
+    );
+    let (status, me) = s.json("GET", "/api/me", Some(&token), None).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["role"], "viewer");
+
+    // Signed by a key the JWKS does not hold, under a kid it does: 401.
+    let forged = jwt(
+        "rsa-test",
+        "rotated.pem",
+        Algorithm::RS256,
+        claims("carol", "clerk"),
+    );
+    assert_eq!(s.json("GET", "/api/me", Some(&forged), None).await.0, 401);
+    // Expired: 401.
+    let mut old = claims("carol", "clerk");
+    old["exp"] = json!(1_000_000);
+    let expired = jwt("rsa-test", "rsa.pem", Algorithm::RS256, old);
+    assert_eq!(s.json("GET", "/api/me", Some(&expired), None).await.0, 401);
+    // Valid, but its role is not one of the config's: 403.
+    let stranger = jwt(
+        "rsa-test",
+        "rsa.pem",
+        Algorithm::RS256,
+        claims("eve", "superuser"),
+    );
+    assert_eq!(s.json("GET", "/api/me", Some(&stranger), None).await.0, 403);
+}
+
+#[tokio::test]
+async fn a_conversation_streams_its_answer_and_keeps_its_history() {
+    let s = start("").await;
+    let (status, created) = s
+        .json("POST", "/api/conversations", Some(ADA), Some(json!({})))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let (status, text) = s
+        .call(
+            "POST",
+            &format!("/api/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "first"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let first = events(&text);
+    assert_eq!(first[0]["type"], "run");
+    assert_eq!(first[0]["conversation_id"], id);
+    let last = first.last().unwrap();
+    assert_eq!(last["type"], "answer", "{text}");
+    assert!(last["content"].as_str().unwrap().starts_with("echo: first"));
+    assert!(first.iter().any(|e| e["type"] == "usage"));
+
+    let (_, text) = s
+        .call(
+            "POST",
+            &format!("/api/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "second", "settings": {"history": 10, "temperature": 0.5}})),
+        )
+        .await;
+    let answer = events(&text).last().cloned().unwrap();
+    // System, the first question and answer, the second question.
+    assert_eq!(answer["content"], "echo: second (4 messages)", "{text}");
+
+    let (status, conversation) = s
+        .json("GET", &format!("/api/conversations/{id}"), Some(ADA), None)
+        .await;
+    assert_eq!(status, 200);
+    let roles: Vec<&str> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(conversation["settings"]["temperature"], 0.5);
+    assert_eq!(conversation["title"], "first");
+
+    // Someone else's conversation does not exist for them.
+    assert_eq!(
+        s.json("GET", &format!("/api/conversations/{id}"), Some(VIC), None)
+            .await
+            .0,
+        404
+    );
+    let (_, mine) = s.json("GET", "/api/conversations", Some(VIC), None).await;
+    assert_eq!(mine, json!([]));
+    // Bad settings are refused with what is allowed.
+    let (status, body) = s
+        .json(
+            "POST",
+            &format!("/api/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "x", "settings": {"temperature": 9}})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"].as_str().unwrap().contains("from 0 to 2"),
+        "{body}"
+    );
+    assert_eq!(
+        s.json(
+            "DELETE",
+            &format!("/api/conversations/{id}"),
+            Some(ADA),
+            None
+        )
+        .await
+        .0,
+        204
+    );
+    assert_eq!(
+        s.json("GET", &format!("/api/conversations/{id}"), Some(ADA), None)
+            .await
+            .0,
+        404
+    );
+}
+
+#[tokio::test]
+async fn too_many_requests_are_429_and_too_large_bodies_413() {
+    let s = start("  limits: {requests_per_minute: 3, body_bytes: 2048}").await;
+    for _ in 0..3 {
+        assert_eq!(s.json("GET", "/api/me", Some(ADA), None).await.0, 200);
+    }
+    let response = s
+        .client
+        .get(format!("{}/api/me", s.base))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429);
+    let wait: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait));
+    // Another principal has its own allowance.
+    assert_eq!(s.json("GET", "/api/me", Some(VIC), None).await.0, 200);
+
+    let big = "x".repeat(4096);
+    let (status, _) = s
+        .call(
+            "POST",
+            "/api/conversations",
+            Some(VIC),
+            Some(json!({"title": big})),
+        )
+        .await;
+    assert_eq!(status, 413);
+}
+
+#[tokio::test]
+async fn the_openai_facade_lists_agents_as_models_and_answers_streaming_or_not() {
+    let s = start("").await;
+    let (status, models) = s.json("GET", "/v1/models", Some(VIC), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(models["data"][0]["id"], "helper");
+    assert_eq!(models["data"].as_array().unwrap().len(), 1);
+
+    let request = json!({"model": "assistant", "messages": [
+        {"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
+        {"role": "user", "content": [{"type": "text", "text": "three"}]}]});
+    let (status, reply) = s
+        .json(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(request.clone()),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["object"], "chat.completion");
+    assert_eq!(
+        reply["choices"][0]["message"]["content"],
+        "echo: three (4 messages)"
+    );
+    assert_eq!(reply["choices"][0]["finish_reason"], "stop");
+
+    let mut streaming = request;
+    streaming["stream"] = json!(true);
+    let (status, text) = s
+        .call("POST", "/v1/chat/completions", Some(ADA), Some(streaming))
+        .await;
+    assert_eq!(status, 200);
+    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
+    let chunks = events(&text);
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c["object"] == "chat.completion.chunk")
+    );
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "echo: three (4 messages)");
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
+
+    let (status, body) = s
+        .json(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(json!({"model": "nobody", "messages": [{"role": "user", "content": "x"}]})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no agent named `nobody`"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_routes() {
+    let s = start("").await;
+    let (status, doc) = s.json("GET", "/openapi.json", None, None).await;
+    assert_eq!(status, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    for route in [
+        "/api/conversations",
+        "/api/conversations/{id}/messages",
+        "/api/approvals",
+        "/api/approvals/{id}",
+        "/v1/chat/completions",
+        "/v1/models",
+        "/health",
+        "/ready",
+    ] {
+        assert!(
+            doc["paths"].get(route).is_some(),
+            "{route} missing from /openapi.json"
+        );
+    }
+}
