@@ -85,6 +85,10 @@ pub struct ServerLimits {
     /// Most seconds one run may take.
     #[serde(default = "default_run_seconds")]
     pub run_seconds: u64,
+    /// Seconds a turn in flight is leased to its server without renewal (renewed every third of it); a turn
+    /// whose server stopped is marked failed once its lease ran out.
+    #[serde(default = "default_lease_seconds")]
+    pub lease_seconds: u64,
 }
 
 impl Default for ServerLimits {
@@ -94,6 +98,7 @@ impl Default for ServerLimits {
             requests_per_minute: default_requests_per_minute(),
             concurrent_runs: default_concurrent_runs(),
             run_seconds: default_run_seconds(),
+            lease_seconds: default_lease_seconds(),
         }
     }
 }
@@ -112,4 +117,8 @@ fn default_concurrent_runs() -> usize {
 
 fn default_run_seconds() -> u64 {
     600
+}
+
+fn default_lease_seconds() -> u64 {
+    30
 }

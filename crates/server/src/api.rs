@@ -9,7 +9,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use chrono::Utc;
 use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use steward_core::{Approval, Run};
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
-use crate::state::{ApiError, LEASE, Settings, Shared};
+use crate::state::{ApiError, Settings, Shared};
 use crate::turns::{self, Events, Home};
 
 type Api<T> = Result<T, ApiError>;
@@ -374,7 +373,7 @@ pub(crate) async fn post_message(
     let messages = shared.store.conversation_messages(&id).await?;
     let history = turns::history(&messages, settings.history.unwrap_or(20));
     let run_id = Run::generate_id();
-    let until = Utc::now() + chrono::Duration::from_std(LEASE).unwrap_or_default();
+    let until = shared.lease_until();
     match shared
         .store
         .begin_turn(&id, content, &run_id, &shared.instance, until)

@@ -312,7 +312,7 @@ impl Server {
 
 /// Marks turns whose server stopped (their lease ran out) as failed, every few seconds.
 async fn reap(shared: Arc<Shared>) {
-    let mut tick = tokio::time::interval(state::RENEW_EVERY);
+    let mut tick = tokio::time::interval(shared.renew_every());
     loop {
         tick.tick().await;
         match shared.store.reap_expired(chrono::Utc::now()).await {

@@ -17,10 +17,6 @@ use utoipa::ToSchema;
 use crate::auth::Auth;
 use crate::models::ModelSource;
 
-/// How long a turn's lease lasts without renewal.
-pub(crate) const LEASE: Duration = Duration::from_secs(30);
-/// How often a turn in flight renews its lease, and how often expired leases are looked for.
-pub(crate) const RENEW_EVERY: Duration = Duration::from_secs(10);
 
 /// The server's shared state.
 pub(crate) struct Shared {
@@ -37,6 +33,23 @@ pub(crate) struct Shared {
     /// Becomes true when runs in flight must stop (the shutdown grace period is over).
     pub(crate) stop_runs: watch::Receiver<bool>,
     pub(crate) rate: RateLimiter,
+}
+
+impl Shared {
+    /// How long a turn's lease lasts without renewal.
+    pub(crate) fn lease(&self) -> Duration {
+        Duration::from_secs(self.limits.lease_seconds.max(1))
+    }
+
+    /// When a lease taken now runs out.
+    pub(crate) fn lease_until(&self) -> chrono::DateTime<chrono::Utc> {
+        chrono::Utc::now() + chrono::Duration::from_std(self.lease()).unwrap_or_default()
+    }
+
+    /// How often a turn in flight renews its lease, and how often expired leases are looked for.
+    pub(crate) fn renew_every(&self) -> Duration {
+        (self.lease() / 3).max(Duration::from_millis(300))
+    }
 }
 
 /// Counts runs in flight, so that shutdown can wait for them.

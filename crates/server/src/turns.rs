@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use serde_json::{Value, json};
 use steward_app::store::{PendingApproval, StoreObserver};
 use steward_core::{
@@ -16,7 +15,7 @@ use steward_core::{
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use crate::events::Forwarder;
-use crate::state::{ApiError, InFlight, LEASE, RENEW_EVERY, Settings, Shared};
+use crate::state::{ApiError, InFlight, Settings, Shared};
 
 /// A runner assembled for one turn.
 pub(crate) struct Turn {
@@ -197,7 +196,7 @@ pub(crate) fn spawn(shared: Arc<Shared>, turn: Turn, run: Run, home: Home) {
 
 async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
     let mut stop = shared.stop_runs.clone();
-    let mut renew = tokio::time::interval(RENEW_EVERY);
+    let mut renew = tokio::time::interval(shared.renew_every());
     renew.tick().await;
     let status = {
         let driving = turn.runner.drive(&mut run);
@@ -207,7 +206,7 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
                 status = &mut driving => break Some(status),
                 _ = renew.tick() => {
                     if let Home::Conversation(id) = &home {
-                        let until = Utc::now() + chrono::Duration::from_std(LEASE).unwrap_or_default();
+                        let until = shared.lease_until();
                         let _ = shared.store.renew_lease(id, &shared.instance, until).await;
                     }
                 }
@@ -390,7 +389,7 @@ pub(crate) async fn resume(shared: &Arc<Shared>, run_id: &str) -> Result<Option<
     )
     .await?;
     if let Home::Conversation(_) = &home {
-        let until = Utc::now() + chrono::Duration::from_std(LEASE).unwrap_or_default();
+        let until = shared.lease_until();
         if !shared
             .store
             .lease_waiting(&pending.run_id, &shared.instance, until)

@@ -1,0 +1,326 @@
+//! `steward serve` as a user runs it: the binary, a store, and a mock OpenAI model over real HTTP. A message
+//! streams its steps (SQL, a table, a chart) and its answer; a write waits for approval, survives a restart
+//! and is approved on the restarted server; two servers share one PostgreSQL store; a turn whose server died
+//! is marked failed and never run twice.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Child;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use wiremock::ResponseTemplate;
+
+/// A running `steward serve`, killed when dropped.
+struct Serve {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
+    let mut child = steward_command(
+        &["serve", "-c", config, "--bind", "127.0.0.1:0", "--store", store, "--grace", "2"],
+        &[("OPENAI_BASE_URL", model_base), ("OPENAI_API_KEY", "test"), ("XDG_DATA_HOME", data)],
+    )
+    .spawn()
+    .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines.next().expect("steward serve ended before listening").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // Keep draining standard error so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Serve { child, base }
+}
+
+fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+async fn call(base: &str, method: &str, path: &str, body: Option<Value>, stream: bool) -> (u16, String) {
+    let mut request = http().request(method.parse().unwrap(), format!("{base}{path}"));
+    if let Some(body) = body {
+        request = request.header("content-type", "application/json").body(body.to_string());
+    }
+    if stream {
+        request = request.header("accept", "text/event-stream");
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+async fn get(base: &str, path: &str) -> Value {
+    let (status, text) = call(base, "GET", path, None, false).await;
+    assert_eq!(status, 200, "{path}: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+async fn new_conversation(base: &str) -> String {
+    let (status, text) = call(base, "POST", "/api/conversations", Some(json!({"agent": "books"})), false).await;
+    assert_eq!(status, 201, "{text}");
+    serde_json::from_str::<Value>(&text).unwrap()["id"].as_str().unwrap().to_owned()
+}
+
+async fn say(base: &str, id: &str, content: &str) -> Vec<Value> {
+    let (status, text) = call(
+        base,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        Some(json!({"content": content})),
+        true,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    events(&text)
+}
+
+const MONTHLY: &str = "SELECT substr(date, 1, 7) AS month, ROUND(SUM(gross_amount), 2) AS total FROM expenses GROUP BY month ORDER BY month";
+const TAXI: &str = r#"{"description": "Taxi", "net_amount": 12.5, "tax_rate": 0.2, "date": "2026-11-21"}"#;
+
+struct Shop {
+    db: String,
+    config: String,
+    data: String,
+}
+
+fn shop() -> Shop {
+    let dir = scratch_dir("serve");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+agents:
+  books:
+    description: Keeps the books.
+    instructions: You keep the books.
+    tools: [run_sql, add_expense]
+server:
+  limits: {{lease_seconds: 2}}
+"#
+        ),
+    )
+    .unwrap();
+    Shop { db, config, data: scratch_dir("serve-data") }
+}
+
+fn mock_replies() -> Vec<ResponseTemplate> {
+    vec![
+        tool_reply("c1", "run_sql", &json!({"sql": MONTHLY}).to_string()),
+        text_reply("Spending by month is in the table."),
+        tool_reply("c2", "add_expense", TAXI),
+        text_reply("Added the taxi ride."),
+    ]
+}
+
+#[tokio::test]
+async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_restart() {
+    let s = shop();
+    let model = mock_openai(mock_replies()).await;
+    let model_base = format!("{}/v1", model.uri());
+    let store = format!("sqlite://{}/store.sqlite", s.data);
+    let server = serve(&s.config, &store, &model_base, &s.data);
+    let id = new_conversation(&server.base).await;
+
+    // 1. A question: the SQL, its rows as a table, a chart, the answer.
+    let first = say(&server.base, &id, "How much did we spend by month?").await;
+    let kinds: Vec<&str> = first.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"run"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"answer"), "{kinds:?}");
+    let sql_call = first.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!(sql_call["sql"], MONTHLY);
+    let observation = first.iter().find(|e| e["type"] == "observation").unwrap();
+    let rows = observation["table"]["rows"].as_array().unwrap();
+    let expected = sqlite3(&s.db, MONTHLY);
+    let shown: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}|{}", r[0].as_str().unwrap(), r[1]))
+        .collect();
+    let from_sqlite: Vec<String> = expected
+        .lines()
+        .map(|l| {
+            let (m, t) = l.split_once('|').unwrap();
+            format!("{m}|{}", t.parse::<f64>().unwrap())
+        })
+        .collect();
+    let shown_normalised: Vec<String> = shown
+        .iter()
+        .map(|l| {
+            let (m, t) = l.split_once('|').unwrap();
+            format!("{m}|{}", t.trim_matches('"').parse::<f64>().unwrap())
+        })
+        .collect();
+    assert_eq!(shown_normalised, from_sqlite, "the table is what sqlite3 returns");
+    assert!(rows.len() >= 2);
+    let chart = observation["chart"]["svg"].as_str().unwrap_or_default();
+    assert!(chart.starts_with("<svg"), "a chart of the monthly totals: {observation}");
+    assert_eq!(first.last().unwrap()["content"], "Spending by month is in the table.");
+
+    // 2. A write: it waits for approval (it comes after reading data), and nothing is written yet.
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
+    let second = say(&server.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
+    let last = second.last().unwrap();
+    assert_eq!(last["type"], "approval", "{second:?}");
+    let approval = last["approvals"][0].clone();
+    assert_eq!(approval["tool"], "add_expense");
+    assert_eq!(approval["conversation_id"], id.as_str());
+    let approval_id = approval["id"].as_str().unwrap().to_owned();
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
+    let listed = get(&server.base, "/api/approvals").await;
+    assert_eq!(listed[0]["id"], approval_id.as_str());
+    // While it waits, another message is refused with what to do.
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        Some(json!({"content": "hello?"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 409, "{text}");
+    assert!(text.contains("approve or deny"), "{text}");
+
+    // 3. A restart keeps the conversation and its approval.
+    drop(server);
+    let server = serve(&s.config, &store, &model_base, &s.data);
+    let conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
+    assert_eq!(conversation["status"], "waiting");
+    let messages = conversation["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "{conversation}");
+    assert_eq!(messages[1]["content"], "Spending by month is in the table.");
+    assert_eq!(conversation["pending"][0]["id"], approval_id.as_str());
+
+    // 4. Approved on the new server: the run goes on, streamed, and the row is written once.
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval_id}"),
+        Some(json!({"decision": "approve"})),
+        true,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let resumed = events(&text);
+    assert!(resumed.iter().any(|e| e["type"] == "observation" && e["tool"] == "add_expense"), "{text}");
+    assert_eq!(resumed.last().unwrap()["content"], "Added the taxi ride.");
+    let after: i64 = sqlite3(&s.db, "SELECT count(*) FROM expenses").parse().unwrap();
+    assert_eq!(after, before.parse::<i64>().unwrap() + 1);
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses WHERE description = 'Taxi'"), "1");
+    let conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
+    assert_eq!(conversation["status"], "idle");
+    assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
+    // Deciding again is refused.
+    let (status, _) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval_id}"),
+        Some(json!({"decision": "approve"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 409);
+}
+
+#[tokio::test]
+async fn two_servers_on_one_postgres_store_share_conversations_and_approvals() {
+    if !postgres_up() {
+        return;
+    }
+    let name = fresh_name("store");
+    let (url, _cleanup) = ServerDb::postgres(&name);
+    client("psql", &["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c", &format!("CREATE DATABASE \"{name}\"")]);
+    let s = shop();
+    let model = mock_openai(mock_replies()).await;
+    let model_base = format!("{}/v1", model.uri());
+    let a = serve(&s.config, &url, &model_base, &s.data);
+    let b = serve(&s.config, &url, &model_base, &s.data);
+    let id = new_conversation(&a.base).await;
+    let first = say(&a.base, &id, "How much did we spend by month?").await;
+    assert_eq!(first.last().unwrap()["type"], "answer");
+    // Posted to B, the conversation A started goes on with its history.
+    let second = say(&b.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
+    let approval_id = second.last().unwrap()["approvals"][0]["id"].as_str().unwrap().to_owned();
+    // A lists the approval B saved, and approves it.
+    assert_eq!(get(&a.base, "/api/approvals").await[0]["id"], approval_id.as_str());
+    let (status, text) = call(&a.base, "POST", &format!("/api/approvals/{approval_id}"), Some(json!({"decision": "approve"})), false).await;
+    assert_eq!(status, 200, "{text}");
+    let decided: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(decided["resumed"], true);
+    assert_eq!(decided["result"]["content"], "Added the taxi ride.");
+    // B sees the whole conversation.
+    let conversation = get(&b.base, &format!("/api/conversations/{id}")).await;
+    assert_eq!(conversation["messages"].as_array().unwrap().len(), 5, "{conversation}");
+    assert_eq!(conversation["status"], "idle");
+    // B's model request for the second message carried the first question and answer.
+    let bodies = bodies(&model).await;
+    let sent = bodies[2]["messages"].to_string();
+    assert!(sent.contains("How much did we spend by month?") && sent.contains("Spending by month"), "{sent}");
+}
+
+#[tokio::test]
+async fn a_turn_whose_server_died_is_marked_failed_by_another_and_not_run_again() {
+    let s = shop();
+    // The model takes long enough for the server to be killed mid-run.
+    let model = mock_openai(vec![text_reply("too late").set_delay(Duration::from_secs(30))]).await;
+    let model_base = format!("{}/v1", model.uri());
+    let store = format!("sqlite://{}/store.sqlite", s.data);
+    let mut a = serve(&s.config, &store, &model_base, &s.data);
+    let b = serve(&s.config, &store, &model_base, &s.data);
+    let id = new_conversation(&a.base).await;
+    let base = a.base.clone();
+    let path = format!("/api/conversations/{id}/messages");
+    let posting = tokio::spawn(async move { call(&base, "POST", &path, Some(json!({"content": "slow one"})), true).await });
+    // Wait until the turn is in flight, then kill its server without a chance to clean up.
+    for _ in 0..100 {
+        if get(&b.base, &format!("/api/conversations/{id}")).await["status"] == "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    a.child.kill().unwrap();
+    let _ = posting.await;
+    // B marks it failed once its 2-second lease ran out.
+    let mut conversation = Value::Null;
+    for _ in 0..100 {
+        conversation = get(&b.base, &format!("/api/conversations/{id}")).await;
+        if conversation["status"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(conversation["status"], "failed", "{conversation}");
+    let messages = conversation["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(messages[1]["content"].as_str().unwrap().contains("stopped before it finished"));
+    // Nobody asked the model a second time.
+    assert_eq!(bodies(&model).await.len(), 1);
+    // The conversation takes new messages again.
+    assert_eq!(get(&b.base, "/ready").await["status"], "ready");
+}
