@@ -1,0 +1,399 @@
+//! Drawing a [`Plot`] as SVG: layout, the y axis's round ticks, bars, lines, the legend, and escaping.
+
+use std::fmt::Write as _;
+
+use super::{ChartKind, MAX_SERIES};
+
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 360.0;
+const RIGHT: f64 = 16.0;
+/// The average width of a character at the chart's font size, to lay out text without measuring it.
+const CHAR_W: f64 = 6.5;
+/// Labels longer than this are cut, with an ellipsis.
+const LABEL_CHARS: usize = 14;
+const PALETTE: [&str; MAX_SERIES] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#9c755f",
+];
+const TEXT: &str = "#4b5563";
+const GRID: &str = "#e5e7eb";
+const BASELINE: &str = "#9ca3af";
+
+/// The data of one chart: labels along x, one row of values per series.
+pub(super) struct Plot<'a> {
+    /// The label column's name (or `row`).
+    pub(super) label_name: &'a str,
+    /// One label per row.
+    pub(super) labels: Vec<String>,
+    /// The series' names.
+    pub(super) names: Vec<String>,
+    /// Per series, one value per row (`None` for a null).
+    pub(super) values: Vec<Vec<Option<f64>>>,
+}
+
+impl Plot<'_> {
+    fn title(&self) -> String {
+        format!("{} by {}", self.names.join(", "), self.label_name)
+    }
+
+    fn description(&self, kind: ChartKind) -> String {
+        let kind = match kind {
+            ChartKind::Bar => "Bar chart",
+            ChartKind::Line => "Line chart",
+        };
+        let mut desc = format!("{kind} of {} rows.", self.labels.len());
+        for (name, values) in self.names.iter().zip(&self.values) {
+            let present = values.iter().flatten().copied();
+            let low = present.clone().fold(f64::INFINITY, f64::min);
+            let high = present.fold(f64::NEG_INFINITY, f64::max);
+            if low.is_finite() && high.is_finite() {
+                let _ = write!(
+                    desc,
+                    " {name}: from {} to {}.",
+                    value_text(low),
+                    value_text(high)
+                );
+            }
+        }
+        desc
+    }
+
+    /// The SVG document, or `None` when the values cannot be scaled.
+    pub(super) fn render(&self, kind: ChartKind) -> Option<String> {
+        let (low, high) = self
+            .values
+            .iter()
+            .flatten()
+            .flatten()
+            .fold((0.0_f64, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        let axis = Axis::new(low, high)?;
+        let ticks: Vec<(f64, String)> = axis.ticks().map(|t| (t, axis.tick_text(t))).collect();
+        let tick_chars = ticks
+            .iter()
+            .map(|(_, t)| t.chars().count())
+            .max()
+            .unwrap_or(1);
+        let count = self.labels.len();
+        let shown: Vec<String> = self.labels.iter().map(|l| cut(l, LABEL_CHARS)).collect();
+        let longest = shown.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64 * CHAR_W;
+        let mut left = 12.0 + tick_chars as f64 * CHAR_W;
+        let mut slot = (WIDTH - left - RIGHT) / count as f64;
+        let rotate = longest + 6.0 > slot;
+        if rotate {
+            // Labels turned by 40° reach left of their slot: the first one must stay inside the picture.
+            left = left.max(longest * 0.77 - slot / 2.0 + 4.0);
+            slot = (WIDTH - left - RIGHT) / count as f64;
+        }
+        let plot_w = WIDTH - left - RIGHT;
+        let every = if rotate {
+            16.0 / slot
+        } else {
+            (longest + 6.0) / slot
+        };
+        let every = every.ceil().max(1.0) as usize;
+        let bottom = if rotate { 24.0 + longest * 0.64 } else { 26.0 };
+        let legend = self.legend_layout(left);
+        let top = 30.0
+            + legend
+                .last()
+                .map_or(0.0, |item| item.row as f64 * 18.0 + 18.0);
+        let plot_h = HEIGHT - top - bottom;
+        let y = |v: f64| top + plot_h * (axis.high - v) / (axis.high - axis.low);
+
+        let title = self.title();
+        let mut svg = String::with_capacity(4096 + count * self.names.len() * 160);
+        let _ = write!(
+            svg,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="11"><title>{t}</title><desc>{d}</desc>"#,
+            w = num(WIDTH),
+            h = num(HEIGHT),
+            t = escape(&title),
+            d = escape(&self.description(kind)),
+        );
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="18" font-size="13" font-weight="600" fill="{TEXT}">{}</text>"#,
+            num(left),
+            escape(&cut(&title, 90)),
+        );
+        for item in &legend {
+            let (x, ly) = (item.x, 30.0 + item.row as f64 * 18.0);
+            let _ = write!(
+                svg,
+                r#"<g class="legend"><rect x="{}" y="{}" width="10" height="10" rx="2" fill="{}"/><text x="{}" y="{}" fill="{TEXT}">{}</text></g>"#,
+                num(x),
+                num(ly),
+                item.colour,
+                num(x + 14.0),
+                num(ly + 9.0),
+                escape(&item.text),
+            );
+        }
+        for (tick, text) in &ticks {
+            let ty = y(*tick);
+            let stroke = if *tick == 0.0 { BASELINE } else { GRID };
+            let _ = write!(
+                svg,
+                r#"<line x1="{}" x2="{}" y1="{ty}" y2="{ty}" stroke="{stroke}"/><text x="{}" y="{ty}" dy="0.32em" text-anchor="end" fill="{TEXT}">{}</text>"#,
+                num(left),
+                num(left + plot_w),
+                num(left - 6.0),
+                escape(text),
+                ty = num(ty),
+            );
+        }
+        let label_y = top + plot_h + 16.0;
+        for (i, label) in shown.iter().enumerate().step_by(every) {
+            let x = num(left + (i as f64 + 0.5) * slot);
+            let ly = num(label_y);
+            let text = escape(label);
+            if rotate {
+                let _ = write!(
+                    svg,
+                    r#"<text x="{x}" y="{ly}" text-anchor="end" transform="rotate(-40 {x} {ly})" fill="{TEXT}">{text}</text>"#
+                );
+            } else {
+                let _ = write!(
+                    svg,
+                    r#"<text x="{x}" y="{ly}" text-anchor="middle" fill="{TEXT}">{text}</text>"#
+                );
+            }
+        }
+        match kind {
+            ChartKind::Bar => self.bars(&mut svg, left, slot, &y),
+            ChartKind::Line => self.lines(&mut svg, left, slot, &y),
+        }
+        svg.push_str("</svg>");
+        Some(svg)
+    }
+
+    fn bars(&self, svg: &mut String, left: f64, slot: f64, y: &dyn Fn(f64) -> f64) {
+        let group = slot * 0.8;
+        let width = group / self.names.len() as f64;
+        let gap = if width > 4.0 { 1.0 } else { 0.0 };
+        for (s, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
+            let colour = colour(s);
+            for (i, value) in values.iter().enumerate() {
+                let Some(value) = value else { continue };
+                let x = left + i as f64 * slot + slot * 0.1 + s as f64 * width;
+                let (y0, y1) = (y(value.max(0.0)), y(value.min(0.0)));
+                let _ = write!(
+                    svg,
+                    r#"<rect class="bar" x="{}" y="{}" width="{}" height="{}" fill="{colour}"><title>{}</title></rect>"#,
+                    num(x),
+                    num(y0),
+                    num((width - gap).max(0.5)),
+                    num(y1 - y0),
+                    self.point_title(i, name, *value),
+                );
+            }
+        }
+    }
+
+    fn lines(&self, svg: &mut String, left: f64, slot: f64, y: &dyn Fn(f64) -> f64) {
+        let dots = self.labels.len() <= 60;
+        for (s, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
+            let colour = colour(s);
+            let mut path = String::new();
+            let mut pen_down = false;
+            for (i, value) in values.iter().enumerate() {
+                match value {
+                    Some(v) => {
+                        let command = if pen_down { 'L' } else { 'M' };
+                        let _ = write!(
+                            path,
+                            "{command}{} {} ",
+                            num(left + (i as f64 + 0.5) * slot),
+                            num(y(*v))
+                        );
+                        pen_down = true;
+                    }
+                    None => pen_down = false,
+                }
+            }
+            let _ = write!(
+                svg,
+                r#"<path class="line" d="{}" fill="none" stroke="{colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>"#,
+                path.trim_end(),
+            );
+            if dots {
+                for (i, value) in values.iter().enumerate() {
+                    let Some(value) = value else { continue };
+                    let _ = write!(
+                        svg,
+                        r#"<circle class="point" cx="{}" cy="{}" r="3" fill="{colour}"><title>{}</title></circle>"#,
+                        num(left + (i as f64 + 0.5) * slot),
+                        num(y(*value)),
+                        self.point_title(i, name, *value),
+                    );
+                }
+            }
+        }
+    }
+
+    fn point_title(&self, row: usize, name: &str, value: f64) -> String {
+        let label = self.labels.get(row).map_or("", String::as_str);
+        escape(&format!("{label} · {name}: {}", value_text(value)))
+    }
+
+    /// Where the legend's items go (none for a single series), wrapping onto further rows.
+    fn legend_layout(&self, left: f64) -> Vec<LegendItem> {
+        if self.names.len() < 2 {
+            return Vec::new();
+        }
+        let (mut x, mut row) = (left, 0);
+        let mut items = Vec::new();
+        for (s, name) in self.names.iter().enumerate() {
+            let text = cut(name, 24);
+            let width = 14.0 + text.chars().count() as f64 * CHAR_W + 16.0;
+            if x + width > WIDTH - RIGHT && x > left {
+                (x, row) = (left, row + 1);
+            }
+            items.push(LegendItem {
+                x,
+                row,
+                colour: colour(s),
+                text,
+            });
+            x += width;
+        }
+        items
+    }
+}
+
+struct LegendItem {
+    x: f64,
+    row: usize,
+    colour: &'static str,
+    text: String,
+}
+
+/// A y axis from `low` to `high` in round steps.
+#[derive(Debug, PartialEq)]
+pub(super) struct Axis {
+    low: f64,
+    high: f64,
+    step: f64,
+}
+
+impl Axis {
+    /// An axis that covers `min..=max` and zero with about five round steps (1, 2, 2.5 or 5 times a power
+    /// of ten), or `None` when the range cannot be scaled (not finite).
+    pub(super) fn new(min: f64, max: f64) -> Option<Self> {
+        let (min, max) = (min.min(0.0), max.max(0.0));
+        let (min, max) = if max - min > 0.0 {
+            (min, max)
+        } else {
+            (0.0, 1.0)
+        };
+        let raw = (max - min) / 5.0;
+        let magnitude = 10_f64.powf(raw.log10().floor());
+        let step = magnitude
+            * match raw / magnitude {
+                n if n <= 1.0 => 1.0,
+                n if n <= 2.0 => 2.0,
+                n if n <= 2.5 => 2.5,
+                n if n <= 5.0 => 5.0,
+                _ => 10.0,
+            };
+        let low = ((min / step) + 1e-9).floor() * step;
+        let high = ((max / step) - 1e-9).ceil() * step;
+        let finite = [raw, step, low, high, high - low]
+            .iter()
+            .all(|v| v.is_finite());
+        (finite && step > 0.0 && high > low).then_some(Self { low, high, step })
+    }
+
+    pub(super) fn ticks(&self) -> impl Iterator<Item = f64> + '_ {
+        let count = ((self.high - self.low) / self.step).round() as usize;
+        (0..=count).map(move |i| {
+            let tick = self.low + i as f64 * self.step;
+            // Snap to the step so that 0.1 + 0.2 shows as 0.3 and zero is exactly zero.
+            let snapped = (tick / self.step).round() * self.step;
+            if snapped == 0.0 { 0.0 } else { snapped }
+        })
+    }
+
+    /// A tick's text: compact (`2.5k`, `1.2M`) when the axis passes ten thousand, with as many decimals as the step needs.
+    pub(super) fn tick_text(&self, tick: f64) -> String {
+        let largest = self.low.abs().max(self.high.abs());
+        let (divisor, suffix) = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")]
+            .into_iter()
+            .find(|(d, _)| largest >= 1e4 && largest >= *d)
+            .unwrap_or((1.0, ""));
+        let step = self.step / divisor;
+        let decimals = (0..=6)
+            .find(|d| {
+                let scaled = step * 10_f64.powi(*d);
+                (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+            })
+            .unwrap_or(6) as usize;
+        let text = format!("{:.*}", decimals, tick / divisor);
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        };
+        match text.as_str() {
+            "0" | "-0" => "0".to_string(),
+            _ => format!("{text}{suffix}"),
+        }
+    }
+}
+
+fn colour(series: usize) -> &'static str {
+    PALETTE
+        .get(series % PALETTE.len())
+        .copied()
+        .unwrap_or("#4e79a7")
+}
+
+/// `text` cut to `max` characters, with an ellipsis when it was longer.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+/// A coordinate: one decimal at most, never `NaN`, `inf` or `-0`.
+fn num(value: f64) -> String {
+    if !value.is_finite() {
+        return "0".to_string();
+    }
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// A data value as people read it: integers without decimals, others as Rust prints them shortest.
+fn value_text(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// Escapes text for SVG (XML) content and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters other than tab and newline are not allowed in XML 1.0.
+            c if c.is_control() && c != '\t' && c != '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,210 @@
+// End-to-end test of Steward's web UI in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core).
+//
+//   npm ci && STEWARD_URL=http://127.0.0.1:8080 STEWARD_TOKEN=secret node e2e.mjs
+//
+// Environment:
+//   STEWARD_URL          the server's base URL (required).
+//   STEWARD_TOKEN        the token to sign in with. Set: the server must require auth; the test first tries a wrong
+//                        token (expects a refusal), then this one. Unset: the server must need no token.
+//   STEWARD_MESSAGE      what to send (default below).
+//   STEWARD_EXPECT       a substring the final answer must contain (default: any non-empty answer).
+//   STEWARD_SCREENSHOTS  where to save the PNGs (default: ./screenshots).
+//   STEWARD_TIMEOUT_MS   how long each expectation waits (default 30000).
+//   STEWARD_CHROMIUM     the browser (default /usr/bin/chromium).
+// Exit status: 0 when every expectation held, 1 with "E2E FAILED: …" on the first that did not, 2 when it could not
+// start (no URL, no browser).
+//
+// What the server must be seeded with: the scripted model behind the conversation's agent answers the message
+// (whatever STEWARD_MESSAGE is) with this flow, as events on POST /api/conversations/{id}/messages:
+//   1. a tool call whose event carries `sql` (e.g. run_sql with a SELECT ... GROUP BY month), and its observation
+//      with `table` of at least 2 rows (a month label such as "2024-01" and at least one numeric column) and the
+//      `chart` the server draws from it;
+//   2. a call to a write tool that needs approval, so the stream ends with an `approval` event;
+// and, after POST /api/approvals/{id} {"decision":"approve"} (Accept: text/event-stream), the resumed run streams
+//   3. the write's observation and a final `answer` containing STEWARD_EXPECT.
+// GET /api/conversations/{id} must then return the user message and the answer (the test reloads the page).
+
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const URL_ = process.env.STEWARD_URL;
+const TOKEN = process.env.STEWARD_TOKEN || '';
+const MESSAGE = process.env.STEWARD_MESSAGE || 'How did revenue develop by month this year? Then record the December refund adjustment.';
+const EXPECT = process.env.STEWARD_EXPECT || '';
+const SHOTS = path.resolve(process.env.STEWARD_SCREENSHOTS || 'screenshots');
+const TIMEOUT = Number(process.env.STEWARD_TIMEOUT_MS || 30000);
+const BROWSER = process.env.STEWARD_CHROMIUM || '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
+  '--no-first-run', '--disable-component-update', '--disable-sync'];
+
+class Failure extends Error {}
+const fail = (message) => { throw new Failure(message); };
+const log = (message) => console.log(`ok   ${message}`);
+
+if (!URL_) {
+  console.error('E2E SETUP: set STEWARD_URL to the server (e.g. http://127.0.0.1:8080)');
+  process.exit(2);
+}
+
+async function visible(locator, what) {
+  try {
+    await locator.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+  } catch {
+    fail(`expected ${what} within ${TIMEOUT} ms`);
+  }
+  return locator;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, name) });
+}
+
+async function run(page, errors) {
+  await page.goto(URL_);
+  await visible(page.locator('#signin:not([hidden]), #app:not([hidden])'), 'the sign-in form or the app');
+
+  // Sign in.
+  if (TOKEN) {
+    if (!(await page.locator('#signin').isVisible())) fail('STEWARD_TOKEN is set but the UI opened without asking for it: the server must require auth');
+    await page.fill('#token', 'not-the-token');
+    await page.press('#token', 'Enter');
+    await visible(page.locator('#signin-error', { hasText: /not accepted/i }), 'a refusal of a wrong token');
+    log('a wrong token is refused');
+    await shot(page, '01-signin.png');
+    await page.fill('#token', TOKEN);
+    await page.click('#signin button[type=submit]');
+    await visible(page.locator('#app'), 'the app after signing in');
+    const stored = await page.evaluate(() => localStorage.getItem('steward.token'));
+    if (stored !== JSON.stringify(TOKEN)) fail('the token was not remembered in localStorage');
+    log('signed in; the token is remembered');
+  } else {
+    if (!(await page.locator('#app').isVisible())) fail('the UI asks for a token: set STEWARD_TOKEN');
+    log('no sign-in needed');
+  }
+  if ((await page.locator('#set-agent option').count()) < 1) fail('the settings list no agent (from /api/me)');
+  await shot(page, '02-start.png');
+
+  // Send a message; the steps stream in.
+  await page.fill('#task', MESSAGE);
+  await page.press('#task', 'Enter');
+  await visible(page.locator('.turn.user .bubble', { hasText: MESSAGE.slice(0, 40) }), 'the message in the chat');
+  await visible(page.locator('.card.tool .tok-keyword'), 'a tool call with highlighted SQL');
+  log('a tool call with highlighted SQL streamed in');
+  const table = page.locator('.card.tool table.rows').first();
+  await visible(table, 'a result table');
+  const rows = await table.locator('tbody tr').count();
+  if (rows < 2) fail(`expected at least 2 result rows, saw ${rows}`);
+  const chart = page.locator('.card.tool figure.chart img').first();
+  await visible(chart, 'a chart image in the chat');
+  const image = await chart.evaluate((img) => ({ src: img.getAttribute('src') || '', width: img.naturalWidth, alt: img.alt }));
+  if (!image.src.startsWith('data:image/svg+xml')) fail(`the chart is not an SVG data image: ${image.src.slice(0, 60)}`);
+  if (!(image.width > 0)) fail('the chart image did not decode (naturalWidth 0)');
+  if (!image.alt) fail('the chart image has no alt text');
+  log(`a table of ${rows} rows and a chart ("${image.alt}")`);
+
+  // The table sorts by a numeric column, both ways, from the keyboard.
+  const header = table.locator('th.num button').first();
+  if ((await header.count()) === 0) fail('the result table has no numeric column to sort by');
+  const column = await header.evaluate((b) => [...b.closest('tr').children].indexOf(b.closest('th')));
+  const values = () => table.locator(`tbody tr td:nth-child(${column + 1})`).evaluateAll((tds) => tds.map((td) => Number(td.textContent)));
+  await header.focus();
+  await page.keyboard.press('Enter');
+  const ascending = await values();
+  if (ascending.some((v, i) => i > 0 && v < ascending[i - 1])) fail(`sorting did not order the column ascending: ${ascending}`);
+  if ((await header.locator('xpath=..').getAttribute('aria-sort')) !== 'ascending') fail('aria-sort is not "ascending" after sorting');
+  await page.keyboard.press('Enter');
+  const descending = await values();
+  if (descending.some((v, i) => i > 0 && v > descending[i - 1])) fail(`sorting again did not reverse the column: ${descending}`);
+  log('the table sorts numerically both ways from the keyboard');
+
+  // The write waits for approval.
+  const approval = page.locator('.card.approval').last();
+  await visible(approval.locator('button.approve'), 'an approval card with an Approve button');
+  await visible(approval.locator('button.deny'), 'a Deny button');
+  await page.locator('.card.tool').first().scrollIntoViewIfNeeded();
+  await shot(page, '03-steps.png');
+  await chart.screenshot({ path: path.join(SHOTS, '04-chart.png') });
+  await approval.scrollIntoViewIfNeeded();
+  await shot(page, '05-approval.png');
+  log('the write waits for approval');
+
+  // Approve: the resumed run streams into the same chat.
+  await approval.locator('button.approve').click();
+  await visible(page.locator('.card.approval.approved'), 'the approval marked approved');
+  const answer = page.locator('.turn.assistant .answer').last();
+  await visible(answer, 'the final answer');
+  const text = (await answer.innerText()).trim();
+  if (!text) fail('the answer is empty');
+  if (EXPECT && !text.includes(EXPECT)) fail(`the answer does not contain ${JSON.stringify(EXPECT)}: ${JSON.stringify(text.slice(0, 300))}`);
+  if (await page.locator('#send').isDisabled()) fail('the Send button stayed disabled after the run');
+  log('approved; the answer streamed in');
+  await shot(page, '06-answer.png');
+
+  // Nothing from the data became markup.
+  const injected = await page.evaluate(() => document.querySelectorAll('#chat script, #chat iframe, #chat img:not(figure.chart img)').length);
+  if (injected) fail(`the chat holds ${injected} script/iframe/img elements that did not come from the UI`);
+
+  // A phone: the sidebar folds away behind the menu button.
+  await page.setViewportSize({ width: 390, height: 844 });
+  if (await page.locator('#sidebar').isVisible()) fail('on a phone the sidebar should be hidden until opened');
+  await shot(page, '07-phone.png');
+  await page.click('#menu');
+  await visible(page.locator('#sidebar'), 'the sidebar after opening the menu on a phone');
+  await page.waitForTimeout(300);
+  await shot(page, '08-phone-menu.png');
+  await page.keyboard.press('Escape');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  log('the sidebar folds away on a phone');
+
+  // Reload: the token and the conversation come back from the server.
+  await page.reload();
+  await visible(page.locator('#app'), 'the app after a reload (the token is remembered)');
+  await visible(page.locator('#conversations li.current'), 'the current conversation in the sidebar');
+  await visible(page.locator('.turn.user .bubble', { hasText: MESSAGE.slice(0, 40) }), 'the message after a reload');
+  await visible(page.locator('.turn.assistant .answer'), 'the answer after a reload');
+  await shot(page, '09-reload.png');
+  log('the conversation reloads from the server');
+
+  if (errors.length) fail(`the page logged errors:\n  ${errors.join('\n  ')}`);
+  log('no script errors and no Content-Security-Policy violations');
+}
+
+async function main() {
+  await mkdir(SHOTS, { recursive: true });
+  const profile = await mkdtemp(path.join(tmpdir(), 'steward-e2e-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: BROWSER, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
+    });
+  } catch (err) {
+    console.error(`E2E SETUP: could not start ${BROWSER}: ${err.message.split('\n')[0]} (apt-get install -y chromium)`);
+    await rm(profile, { recursive: true, force: true });
+    process.exit(2);
+  }
+  const page = context.pages()[0] || await context.newPage();
+  const errors = [];
+  // The UI's first /api/me goes without a token, and the test tries a wrong one: those 401s are expected.
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 401/.test(m.text())) errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+  let status = 0;
+  try {
+    await run(page, errors);
+    console.log(`E2E PASSED (screenshots in ${SHOTS})`);
+  } catch (err) {
+    status = 1;
+    console.error(`E2E FAILED: ${err instanceof Failure ? err.message : err.stack || err}`);
+    if (errors.length) console.error(`page errors:\n  ${errors.join('\n  ')}`);
+    const chat = await page.locator('#chat').innerText({ timeout: 2000 }).catch(() => '');
+    if (chat) console.error(`chat:\n${chat.slice(-2000)}`);
+    await shot(page, 'failure.png').catch(() => {});
+  } finally {
+    await context.close().catch(() => {});
+    await rm(profile, { recursive: true, force: true });
+  }
+  process.exit(status);
+}
+
+main();

@@ -1,0 +1,621 @@
+// Steward's web UI: plain JavaScript, no dependencies, no build step. It speaks the HTTP API and the event
+// stream of docs/server-api.md. Everything that comes from the server (model text, rows, tool arguments) reaches
+// the page as text nodes or attribute values: this file never assigns HTML.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const NUMBER_SETTINGS = ['temperature', 'max_tokens', 'history', 'max_actions'];
+const state = { token: load('token', null), me: null, conversation: null, conversations: [], busy: false, follow: true };
+
+function load(key, fallback) {
+  try { const v = localStorage.getItem('steward.' + key); return v === null ? fallback : JSON.parse(v); } catch { return fallback; }
+}
+function save(key, value) {
+  try {
+    if (value === null || value === undefined) localStorage.removeItem('steward.' + key);
+    else localStorage.setItem('steward.' + key, JSON.stringify(value));
+  } catch { /* storage may be off (private mode): settings then last for the page only */ }
+}
+
+/** el('p', {class: 'x', text: 'hi', onclick: f}, child…): an element; strings become text nodes. */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'text') node.textContent = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat(Infinity)) if (child !== null && child !== undefined && child !== false) node.append(child);
+  return node;
+}
+
+function setStatus(text) { $('status').textContent = text; }
+function nearBottom() { const c = $('chat'); return c.scrollHeight - c.scrollTop - c.clientHeight < 80; }
+/** Follows the stream to the bottom unless the reader scrolled up to read (state.follow, kept by a scroll listener). */
+function scrollDown(force) { const c = $('chat'); if (force || state.follow) { c.scrollTop = c.scrollHeight; state.follow = true; } }
+function when(at) {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return '';
+  return d.toDateString() === new Date().toDateString()
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+}
+
+// ---- HTTP ----
+
+async function errorText(response) {
+  let text = '';
+  try {
+    text = await response.text();
+    const json = JSON.parse(text);
+    text = typeof json.error === 'string' ? json.error : (json.error && json.error.message) || json.message || text;
+  } catch { /* not JSON: the text as it came */ }
+  const what = { 401: 'Not signed in', 403: 'Not allowed', 413: 'Too large', 429: 'Too many requests', 503: 'The server is busy' }[response.status];
+  return [what || `Error ${response.status}`, String(text || '').slice(0, 500)].filter(Boolean).join(': ');
+}
+
+async function api(method, path, body, accept) {
+  const headers = {};
+  if (state.token) headers.Authorization = 'Bearer ' + state.token;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (accept) headers.Accept = accept;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 401 && state.token) showSignIn('Your token is no longer accepted; sign in again.');
+  if (!response.ok) throw new Error(await errorText(response));
+  return response;
+}
+
+/** Calls onEvent for each event of a text/event-stream body, as it arrives. */
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
+    let end;
+    while ((end = /\r?\n\r?\n/.exec(buffer))) {
+      dispatch(buffer.slice(0, end.index), onEvent);
+      buffer = buffer.slice(end.index + end[0].length);
+    }
+    if (done) { if (buffer.trim()) dispatch(buffer, onEvent); return; }
+  }
+}
+function dispatch(block, onEvent) {
+  let type = 'message';
+  const data = [];
+  for (const line of block.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon === 0) continue;
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') type = value; else if (field === 'data') data.push(value);
+  }
+  if (!data.length) return;
+  let event;
+  try { event = JSON.parse(data.join('\n')); } catch { return; }
+  if (event && typeof event === 'object') onEvent({ type, ...event });
+}
+
+// ---- Rendering: SQL, Markdown, tables, charts ----
+
+const SQL_KEYWORDS = new Set(('select from where and or not in is null as on join left right inner outer full cross group by order ' +
+  'having limit offset union all distinct case when then else end insert into values update set delete create table ' +
+  'view with recursive asc desc between like ilike exists cast over partition returning true false interval extract ' +
+  'count sum avg min max coalesce round date strftime filter using natural fetch first rows only').split(' '));
+const SQL_TOKEN = /(--[^\n]*|\/\*[\s\S]*?(?:\*\/|$))|('(?:[^']|'')*'?)|("(?:[^"]|"")*"?|`[^`]*`?|\[[^\]\n]*\]?)|(\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)|([A-Za-z_][A-Za-z0-9_$]*)|(\s+|[^])/gi;
+
+function sqlView(sql) {
+  const code = el('code', { class: 'sql' });
+  for (const [text, comment, string, quoted, number, word] of String(sql).matchAll(SQL_TOKEN)) {
+    const kind = comment ? 'comment' : string ? 'string' : quoted ? 'ident' : number ? 'number'
+      : word && SQL_KEYWORDS.has(word.toLowerCase()) ? 'keyword' : null;
+    code.append(kind ? el('span', { class: 'tok-' + kind, text }) : text);
+  }
+  return el('pre', { class: 'code' }, code);
+}
+
+const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
+function inline(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(INLINE)) {
+    out.push(text.slice(last, m.index));
+    if (m[1]) out.push(el('code', { text: m[2].trim() }));
+    else if (m[3] !== undefined || m[4] !== undefined) out.push(el('strong', null, inline(m[3] ?? m[4])));
+    else if (m[5] !== undefined) out.push(el('em', null, inline(m[5])));
+    else if (/^(https?:\/\/|mailto:)/i.test(m[7])) out.push(el('a', { href: m[7], target: '_blank', rel: 'noopener noreferrer' }, inline(m[6])));
+    else out.push(m[0]);
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out.filter((part) => part !== '');
+}
+
+const LIST_ITEM = /^\s*([-*+]|\d+[.)])\s+(.*)$/;
+const TABLE_ROW = /^\s*\|.*\|\s*$/;
+const cells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+
+/** Markdown as DOM: paragraphs, headings, lists, code (SQL highlighted), tables, bold, italic, links. */
+function markdown(source) {
+  const root = el('div', { class: 'md' });
+  const lines = String(source ?? '').replace(/\r\n?/g, '\n').split('\n');
+  const startsBlock = (line) => /^\s*(```|~~~|#{1,6}\s)/.test(line) || LIST_ITEM.test(line) || TABLE_ROW.test(line);
+  for (let i = 0; i < lines.length;) {
+    const line = lines[i];
+    let m;
+    if (!line.trim()) { i++; } else if ((m = /^\s*(```|~~~)\s*([\w-]*)/.exec(line))) {
+      const body = [];
+      for (i++; i < lines.length && !lines[i].trim().startsWith(m[1]); i++) body.push(lines[i]);
+      i++;
+      root.append(/^sql$/i.test(m[2]) ? sqlView(body.join('\n')) : el('pre', { class: 'code' }, el('code', { text: body.join('\n') })));
+    } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
+      root.append(el('h' + Math.min(6, m[1].length + 2), null, inline(m[2]))); i++;
+    } else if (TABLE_ROW.test(line) && /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(lines[i + 1] || '')) {
+      const head = cells(line);
+      const body = [];
+      for (i += 2; i < lines.length && TABLE_ROW.test(lines[i]); i++) body.push(cells(lines[i]));
+      root.append(el('div', { class: 'table-wrap' }, el('table', null,
+        el('thead', null, el('tr', null, head.map((c) => el('th', { scope: 'col' }, inline(c))))),
+        el('tbody', null, body.map((row) => el('tr', null, head.map((_, c) => el('td', null, inline(row[c] || '')))))))));
+    } else if ((m = LIST_ITEM.exec(line))) {
+      const ordered = /\d/.test(m[1]);
+      const list = el(ordered ? 'ol' : 'ul');
+      if (ordered && parseInt(m[1], 10) !== 1) list.setAttribute('start', parseInt(m[1], 10));
+      let item = null;
+      for (; i < lines.length && lines[i].trim(); i++) {
+        const li = LIST_ITEM.exec(lines[i]);
+        if (li && /\d/.test(li[1]) === ordered) { item = el('li', null, inline(li[2])); list.append(item); } else if (!li && item) item.append(' ', ...inline(lines[i].trim())); else break;
+      }
+      root.append(list);
+    } else {
+      const text = [];
+      for (; i < lines.length && lines[i].trim() && (text.length === 0 || !startsBlock(lines[i])); i++) text.push(lines[i].trim());
+      root.append(el('p', null, inline(text.join('\n'))));
+    }
+  }
+  return root;
+}
+
+const isNumeric = (v) => typeof v === 'number' || (typeof v === 'string' && NUMBER.test(v.trim()));
+const missing = (v) => v === null || v === undefined;
+
+/** A result table; each header is a button that sorts by its column (numbers as numbers, nulls last). */
+function tableView({ columns = [], rows = [], truncated = false }) {
+  const numeric = columns.map((_, c) => rows.some((r) => !missing(r[c])) && rows.every((r) => missing(r[c]) || isNumeric(r[c])));
+  const tbody = el('tbody');
+  let sorted = { column: -1, direction: 1 };
+  const fill = (order) => tbody.replaceChildren(...order.map((row) => el('tr', null, columns.map((_, c) => {
+    const v = row[c];
+    if (missing(v)) return el('td', { class: 'null', text: 'NULL' });
+    return el('td', { class: numeric[c] ? 'num' : null, text: typeof v === 'object' ? JSON.stringify(v) : String(v) });
+  }))));
+  const headers = columns.map((name, c) => el('th', { scope: 'col', class: numeric[c] ? 'num' : null, 'aria-sort': 'none' },
+    el('button', { type: 'button', class: 'sort', onclick: () => sortBy(c) }, String(name), el('span', { class: 'arrow', 'aria-hidden': 'true' }))));
+  function sortBy(c) {
+    const direction = sorted.column === c ? -sorted.direction : 1;
+    sorted = { column: c, direction };
+    headers.forEach((th, i) => th.setAttribute('aria-sort', i !== c ? 'none' : direction > 0 ? 'ascending' : 'descending'));
+    fill(rows.slice().sort((a, b) => {
+      const [x, y] = [a[c], b[c]];
+      if (missing(x) || missing(y)) return missing(x) - missing(y);
+      return direction * (numeric[c] ? Number(x) - Number(y)
+        : String(typeof x === 'object' ? JSON.stringify(x) : x).localeCompare(String(y), undefined, { numeric: true, sensitivity: 'base' }));
+    }));
+  }
+  fill(rows);
+  const count = `${rows.length} row${rows.length === 1 ? '' : 's'}${truncated ? ' (more exist; the result was cut)' : ''}`;
+  return el('div', { class: 'result' },
+    el('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': `Result table, ${count}` },
+      el('table', { class: 'rows' }, el('thead', null, el('tr', null, headers)), tbody)),
+    el('p', { class: 'muted small', text: count }));
+}
+
+/** The server's SVG as an image: an <img> never runs scripts, whatever the SVG holds. */
+function chartView(chart) {
+  if (!chart || typeof chart.svg !== 'string') return null;
+  let title = '';
+  try { title = new DOMParser().parseFromString(chart.svg, 'image/svg+xml').querySelector('title')?.textContent || ''; } catch { /* no title */ }
+  const src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(chart.svg);
+  return el('figure', { class: 'chart' }, el('img', { src, alt: title || `${chart.kind || ''} chart`.trim() }));
+}
+
+const pretty = (value) => typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+/** A tool's arguments: SQL highlighted, the rest as JSON. */
+function argumentsView(args, sql) {
+  const rest = args && typeof args === 'object' && !Array.isArray(args) ? { ...args } : args;
+  if (typeof sql !== 'string' && rest && typeof rest.sql === 'string') sql = rest.sql;
+  if (typeof sql === 'string' && rest && typeof rest === 'object') for (const k of Object.keys(rest)) if (rest[k] === sql) delete rest[k];
+  const empty = rest === undefined || rest === null || (typeof rest === 'object' && Object.keys(rest).length === 0);
+  return [typeof sql === 'string' ? sqlView(sql) : null, empty ? null : el('pre', { class: 'code json' }, el('code', { text: pretty(rest) }))];
+}
+
+function card(kind, label, title, ...body) {
+  return el('section', { class: 'card ' + kind },
+    el('header', { class: 'card-head' }, el('span', { class: 'badge', text: label }), title ? el('span', { class: 'card-title', text: title }) : null),
+    ...body);
+}
+
+// ---- One assistant turn: the events of a run, as they arrive ----
+
+class Turn {
+  constructor(history, pending) {
+    this.history = history;
+    this.pending = pending;
+    this.calls = new Map();
+    this.drafts = new Map();
+    this.finished = false;
+    this.root = el('article', { class: 'turn assistant', 'aria-label': 'Steward' });
+    $('chat').append(this.root);
+  }
+
+  add(node, event) {
+    if (event && event.parent_run_id) node.classList.add('sub');
+    this.root.append(node);
+    scrollDown();
+    return node;
+  }
+
+  /** Removes the streamed text of one step (`run/step`), of one run (`run/`), or all of it. */
+  dropDrafts(key = '') {
+    for (const [k, node] of this.drafts) if (key.endsWith('/') ? k.startsWith(key) : !key || k === key) { node.remove(); this.drafts.delete(k); }
+  }
+
+  async stream(response) {
+    await readEvents(response, (event) => this.handle(event));
+    if (!this.finished) this.handle({ type: 'error', message: 'The connection closed before the run finished.' });
+  }
+
+  handle(e) {
+    const key = `${e.run_id}/${e.step}`;
+    switch (e.type) {
+      case 'run':
+        if (e.parent_run_id) this.add(el('p', { class: 'sub-run muted small', text: `↳ ${e.agent || 'agent'} works on it` }), e);
+        break;
+      case 'step':
+        if (!this.history) setStatus(`Working… (step ${e.step})`);
+        break;
+      case 'delta': {
+        let draft = this.drafts.get(key);
+        // Not read out piece by piece: the finished answer or thought that replaces it is.
+        if (!draft) { draft = this.add(el('div', { class: 'draft', 'aria-live': 'off' }), e); this.drafts.set(key, draft); }
+        draft.append(String(e.text ?? ''));
+        scrollDown();
+        break;
+      }
+      case 'thought':
+        this.dropDrafts(key);
+        if (e.text && e.text.trim()) this.add(card('thought', 'Thought', null, markdown(e.text)), e);
+        break;
+      case 'tool_call':
+        this.calls.set(e.call_id, this.add(card('tool', 'Tool', e.tool, argumentsView(e.arguments, e.sql)), e));
+        if (!this.history) setStatus(`Calling ${e.tool}…`);
+        break;
+      case 'observation': {
+        // A resumed run's first observation answers a call shown in an earlier turn: it gets its own card.
+        const target = this.calls.get(e.call_id) || this.add(card('tool', 'Result', e.tool), e);
+        if (e.is_error) target.classList.add('failed');
+        const content = String(e.content ?? '');
+        const details = el('details', { class: 'observation', open: e.is_error || !this.calls.has(e.call_id) ? true : null },
+          el('summary', { text: e.is_error ? 'Error' : 'Observation' }), el('pre', { class: 'code' }, el('code', { text: content })));
+        target.append(...[e.table ? tableView(e.table) : null, chartView(e.chart), content ? details : null].filter(Boolean));
+        scrollDown();
+        break;
+      }
+      case 'rejected':
+        this.add(card('rejected', 'Rejected', e.tool, el('p', { text: e.reason || '' })), e);
+        break;
+      case 'usage':
+        if (!e.parent_run_id) this.usage = el('p', { class: 'usage muted small', text: `${e.total_tokens ?? 0} tokens · ${e.steps ?? 0} step${e.steps === 1 ? '' : 's'}` });
+        break;
+      case 'approval':
+        this.dropDrafts();
+        for (const approval of e.approvals || []) this.add(approvalCard(approval, !this.history || (this.pending && this.pending.has(approval.id))), e);
+        this.finished = true; // a sub-agent's call waits too: the stream ends here either way
+        this.end(e, 'Waiting for your approval.');
+        break;
+      case 'answer':
+        if (e.parent_run_id) {
+          this.dropDrafts(`${e.run_id}/`);
+          this.add(card('sub-answer', 'Agent answer', null, markdown(e.content)), e);
+          break;
+        }
+        this.dropDrafts();
+        this.add(el('div', { class: 'answer' }, markdown(e.content),
+          e.outcome && !/^(answered|completed?|done|success|ok)$/i.test(e.outcome) ? el('p', { class: 'outcome muted small', text: `Outcome: ${e.outcome}` }) : null), e);
+        this.end(e, 'Answer ready.');
+        break;
+      case 'error':
+        this.dropDrafts();
+        this.add(card('error', 'Error', null, el('p', { text: e.message || 'The run failed.' })), e);
+        this.end(e, 'The run failed.');
+        break;
+      default:
+        break;
+    }
+  }
+
+  end(e, status) {
+    if (e.parent_run_id) return;
+    this.finished = true;
+    if (this.usage) this.root.append(this.usage);
+    scrollDown();
+    if (!this.history) setStatus(status);
+  }
+}
+
+function approvalCard(a, active) {
+  const status = el('p', { class: 'decision', role: 'status' });
+  const reason = el('input', { type: 'text', class: 'deny-reason', 'aria-label': 'Reason for denying (optional)', placeholder: 'Reason (optional)' });
+  const denyForm = el('form', { class: 'deny-form', hidden: true, onsubmit: (ev) => { ev.preventDefault(); decide('deny', reason.value.trim()); } },
+    reason, el('button', { type: 'submit', class: 'danger' }, 'Deny'), el('button', { type: 'button', class: 'ghost', onclick: () => { denyForm.hidden = true; buttons.hidden = false; } }, 'Cancel'));
+  const approve = el('button', { type: 'button', class: 'primary approve', onclick: () => decide('approve') }, 'Approve');
+  const deny = el('button', { type: 'button', class: 'danger deny', onclick: () => { buttons.hidden = true; denyForm.hidden = false; reason.focus(); } }, 'Deny…');
+  const buttons = el('div', { class: 'actions' }, approve, deny);
+  const node = card('approval', 'Needs approval', a.tool,
+    a.reason ? el('p', { class: 'reason', text: a.reason }) : null,
+    argumentsView(a.arguments),
+    a.preview ? el('div', { class: 'preview' }, el('p', { class: 'muted small', text: 'Preview' }),
+      /^\s*(select|insert|update|delete|with|merge|replace)\b/i.test(a.preview) ? sqlView(a.preview) : el('pre', { class: 'code' }, el('code', { text: a.preview }))) : null,
+    active ? [buttons, denyForm] : null, status);
+  node.dataset.approval = a.id;
+  if (!active) { status.textContent = 'Decided.'; node.classList.add('decided'); }
+
+  async function decide(decision, why) {
+    if (state.busy) { status.textContent = 'Wait for the current run to finish.'; return; }
+    setBusy(true);
+    buttons.hidden = true; denyForm.hidden = true;
+    status.textContent = decision === 'approve' ? 'Approving…' : 'Denying…';
+    try {
+      const response = await api('POST', `/api/approvals/${encodeURIComponent(a.id)}`, why ? { decision, reason: why } : { decision }, 'text/event-stream');
+      status.textContent = decision === 'approve' ? 'Approved.' : `Denied${why ? ': ' + why : '.'}`;
+      node.classList.add(decision === 'approve' ? 'approved' : 'denied');
+      if ((response.headers.get('content-type') || '').includes('text/event-stream')) {
+        await new Turn().stream(response);
+      } else {
+        const result = await response.json();
+        if (result.result) new Turn().handle(result.result);
+        else if (!result.resumed) setStatus('Decision saved; the run resumes once every pending call is decided.');
+      }
+    } catch (err) {
+      status.textContent = err.message;
+      buttons.hidden = false;
+    } finally {
+      setBusy(false);
+      refreshConversations();
+    }
+  }
+  return node;
+}
+
+// ---- Conversations ----
+
+function addUser(text) {
+  $('chat').append(el('article', { class: 'turn user', 'aria-label': 'You' }, el('div', { class: 'bubble', text })));
+  scrollDown(true);
+}
+
+function emptyChat() {
+  $('chat').replaceChildren(el('div', { class: 'empty' }, el('h2', { text: 'What should Steward do?' }),
+    el('p', { class: 'muted', text: 'Ask a question about your data or give an instruction. Steward shows each step it takes; changes wait for your approval.' })));
+}
+
+async function refreshConversations() {
+  try { state.conversations = await (await api('GET', '/api/conversations')).json(); } catch (err) { setStatus(err.message); }
+  renderConversations();
+}
+
+function renderConversations() {
+  const list = $('conversations');
+  list.replaceChildren(...state.conversations.map((c) => {
+    const current = c.id === state.conversation;
+    const title = c.title || 'Untitled';
+    const waiting = /wait|approv|pending/i.test(c.status || '');
+    return el('li', { class: current ? 'current' : null },
+      el('button', { type: 'button', class: 'open', 'aria-current': current ? 'true' : null, onclick: () => openConversation(c.id) },
+        el('span', { class: 'name', text: title }),
+        el('span', { class: 'meta muted small', text: [when(c.updated_at || c.created_at), waiting ? 'waiting for approval' : ''].filter(Boolean).join(' · ') })),
+      el('button', { type: 'button', class: 'ghost delete', 'aria-label': `Delete “${title}”`, title: 'Delete', onclick: () => removeConversation(c) }, '×'));
+  }));
+  if (!state.conversations.length) list.append(el('li', { class: 'none muted small', text: 'No conversations yet.' }));
+}
+
+async function openConversation(id) {
+  if (state.busy) { setStatus('Wait for the current run to finish.'); return; }
+  state.conversation = id;
+  save('conversation', id);
+  renderConversations();
+  toggleSidebar(false);
+  $('chat').replaceChildren(el('p', { class: 'muted small', text: 'Loading…' }));
+  try {
+    const c = await (await api('GET', `/api/conversations/${encodeURIComponent(id)}`)).json();
+    $('chat').replaceChildren();
+    $('title').textContent = c.title || 'Steward';
+    const pending = new Set((c.pending || []).map((a) => a.id));
+    const shown = new Set();
+    for (const m of c.messages || []) {
+      if (m.role === 'user') { addUser(m.content); continue; }
+      const turn = new Turn(true, pending);
+      if (Array.isArray(m.events) && m.events.length) {
+        for (const e of m.events) { turn.handle(e); for (const a of e.approvals || []) shown.add(a.id); }
+        if (!turn.finished && m.content) turn.handle({ type: 'answer', content: m.content });
+      } else turn.handle({ type: 'answer', content: m.content });
+    }
+    const left = (c.pending || []).filter((a) => !shown.has(a.id));
+    if (left.length) new Turn(true, pending).handle({ type: 'approval', approvals: left });
+    if (!(c.messages || []).length && !left.length) emptyChat();
+    scrollDown(true);
+  } catch (err) {
+    $('chat').replaceChildren(card('error', 'Error', null, el('p', { text: err.message })));
+  }
+}
+
+function newConversation() {
+  if (state.busy) return;
+  state.conversation = null;
+  save('conversation', null);
+  $('title').textContent = 'Steward';
+  emptyChat();
+  renderConversations();
+  toggleSidebar(false);
+  $('task').focus();
+}
+
+async function removeConversation(c) {
+  if (!window.confirm(`Delete “${c.title || 'Untitled'}”? This cannot be undone.`)) return;
+  try {
+    await api('DELETE', `/api/conversations/${encodeURIComponent(c.id)}`);
+    if (c.id === state.conversation) newConversation();
+  } catch (err) { setStatus(err.message); }
+  refreshConversations();
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $('send').disabled = busy;
+  $('chat').setAttribute('aria-busy', String(busy));
+}
+
+async function send() {
+  const box = $('task');
+  const text = box.value.trim();
+  if (!text || state.busy) return;
+  setBusy(true);
+  setStatus('Sending…');
+  try {
+    const settings = currentSettings();
+    if (!state.conversation) {
+      const created = await (await api('POST', '/api/conversations', { agent: settings.agent, title: text.slice(0, 80), settings })).json();
+      state.conversation = created.id;
+      save('conversation', created.id);
+      $('chat').replaceChildren();
+      $('title').textContent = text.slice(0, 80);
+    }
+    const response = await api('POST', `/api/conversations/${encodeURIComponent(state.conversation)}/messages`, { content: text, settings }, 'text/event-stream');
+    box.value = '';
+    addUser(text);
+    await new Turn().stream(response);
+  } catch (err) {
+    $('chat').append(card('error', 'Error', null, el('p', { text: err.message })));
+    setStatus(err.message);
+    scrollDown(true);
+  } finally {
+    setBusy(false);
+    refreshConversations();
+  }
+}
+
+// ---- Settings ----
+
+function fillSettings(me) {
+  const saved = load('settings', {});
+  const agents = me.agents || [];
+  $('set-agent').replaceChildren(...agents.map((a) => el('option', { value: a.name, title: a.description || null, text: a.name })));
+  $('set-agent').value = agents.some((a) => a.name === saved.agent) ? saved.agent : (me.defaults && me.defaults.agent) || (agents[0] && agents[0].name) || '';
+  const defaultModel = me.defaults && me.defaults.model;
+  $('set-model').replaceChildren(el('option', { value: '', text: defaultModel ? `Default (${defaultModel})` : 'Default' }),
+    ...(me.models || []).map((name) => el('option', { value: name, text: name })));
+  $('set-model').value = (me.models || []).includes(saved.model) ? saved.model : '';
+  for (const name of NUMBER_SETTINGS) $('set-' + name).value = saved[name] ?? '';
+}
+
+function currentSettings() {
+  const settings = {};
+  if ($('set-agent').value) settings.agent = $('set-agent').value;
+  if ($('set-model').value) settings.model = $('set-model').value;
+  for (const name of NUMBER_SETTINGS) {
+    const raw = $('set-' + name).value.trim();
+    if (raw !== '' && Number.isFinite(Number(raw))) settings[name] = name === 'temperature' ? Number(raw) : Math.trunc(Number(raw));
+  }
+  return settings;
+}
+
+// ---- Sign-in and start ----
+
+async function me(token) {
+  const response = await fetch('/api/me', { headers: token ? { Authorization: 'Bearer ' + token } : {} });
+  if (response.status === 401) return null;
+  if (!response.ok) throw new Error(await errorText(response));
+  return response.json();
+}
+
+function showSignIn(message) {
+  state.me = null;
+  state.token = null;
+  save('token', null);
+  $('loading').hidden = true;
+  $('app').hidden = true;
+  $('signin').hidden = false;
+  $('signin-error').textContent = message || '';
+  $('token').value = '';
+  $('token').focus();
+}
+
+async function enter(profile) {
+  state.me = profile;
+  $('loading').hidden = true;
+  $('signin').hidden = true;
+  $('app').hidden = false;
+  $('signout').hidden = !state.token;
+  $('who').textContent = [profile.principal, profile.role].filter(Boolean).join(' · ');
+  fillSettings(profile);
+  await refreshConversations();
+  const last = load('conversation', null);
+  if (last && state.conversations.some((c) => c.id === last)) await openConversation(last); else newConversation();
+  $('task').focus();
+}
+
+function toggleSidebar(open) {
+  document.body.classList.toggle('sidebar-open', open);
+  $('menu').setAttribute('aria-expanded', String(open));
+}
+
+function bind() {
+  $('signin-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const token = $('token').value.trim();
+    if (!token) { $('signin-error').textContent = 'Enter your access token.'; return; }
+    try {
+      const profile = await me(token);
+      if (!profile) { $('signin-error').textContent = 'That token was not accepted.'; return; }
+      state.token = token;
+      save('token', token);
+      await enter(profile);
+    } catch (err) { $('signin-error').textContent = err.message; }
+  });
+  $('signout').addEventListener('click', () => showSignIn(''));
+  $('composer').addEventListener('submit', (ev) => { ev.preventDefault(); send(); });
+  $('task').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
+  });
+  $('new-conversation').addEventListener('click', newConversation);
+  $('menu').addEventListener('click', () => toggleSidebar(!document.body.classList.contains('sidebar-open')));
+  $('settings-toggle').addEventListener('click', () => {
+    const panel = $('settings');
+    panel.hidden = !panel.hidden;
+    $('settings-toggle').setAttribute('aria-expanded', String(!panel.hidden));
+    if (!panel.hidden) $('set-agent').focus();
+  });
+  $('chat').addEventListener('scroll', () => { state.follow = nearBottom(); }, { passive: true });
+  $('settings').addEventListener('change', () => save('settings', currentSettings()));
+  $('settings').addEventListener('submit', (ev) => ev.preventDefault());
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && document.body.classList.contains('sidebar-open')) { toggleSidebar(false); $('menu').focus(); }
+  });
+}
+
+async function start() {
+  bind();
+  try {
+    // An open server answers without a token; otherwise try the saved one, then ask for one.
+    let profile = await me(null);
+    if (profile) state.token = null; else if (state.token) profile = await me(state.token);
+    if (profile) await enter(profile); else showSignIn('');
+  } catch (err) {
+    $('loading').textContent = `Steward could not start: ${err.message}`;
+  }
+}
+
+start();
