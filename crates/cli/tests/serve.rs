@@ -29,15 +29,32 @@ impl Drop for Serve {
 
 fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
     let mut child = steward_command(
-        &["serve", "-c", config, "--bind", "127.0.0.1:0", "--store", store, "--grace", "2"],
-        &[("OPENAI_BASE_URL", model_base), ("OPENAI_API_KEY", "test"), ("XDG_DATA_HOME", data)],
+        &[
+            "serve",
+            "-c",
+            config,
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+            store,
+            "--grace",
+            "2",
+        ],
+        &[
+            ("OPENAI_BASE_URL", model_base),
+            ("OPENAI_API_KEY", "test"),
+            ("XDG_DATA_HOME", data),
+        ],
     )
     .spawn()
     .unwrap();
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     let base = loop {
-        let line = lines.next().expect("steward serve ended before listening").unwrap();
+        let line = lines
+            .next()
+            .expect("steward serve ended before listening")
+            .unwrap();
         if let Some(rest) = line.split("listening on ").nth(1) {
             break rest.split_whitespace().next().unwrap().to_owned();
         }
@@ -52,10 +69,18 @@ fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-async fn call(base: &str, method: &str, path: &str, body: Option<Value>, stream: bool) -> (u16, String) {
+async fn call(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    stream: bool,
+) -> (u16, String) {
     let mut request = http().request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(body) = body {
-        request = request.header("content-type", "application/json").body(body.to_string());
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
     }
     if stream {
         request = request.header("accept", "text/event-stream");
@@ -79,9 +104,19 @@ fn events(text: &str) -> Vec<Value> {
 }
 
 async fn new_conversation(base: &str) -> String {
-    let (status, text) = call(base, "POST", "/api/conversations", Some(json!({"agent": "books"})), false).await;
+    let (status, text) = call(
+        base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "books"})),
+        false,
+    )
+    .await;
     assert_eq!(status, 201, "{text}");
-    serde_json::from_str::<Value>(&text).unwrap()["id"].as_str().unwrap().to_owned()
+    serde_json::from_str::<Value>(&text).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 async fn say(base: &str, id: &str, content: &str) -> Vec<Value> {
@@ -97,8 +132,8 @@ async fn say(base: &str, id: &str, content: &str) -> Vec<Value> {
     events(&text)
 }
 
-const MONTHLY: &str = "SELECT substr(date, 1, 7) AS month, ROUND(SUM(gross_amount), 2) AS total FROM expenses GROUP BY month ORDER BY month";
-const TAXI: &str = r#"{"description": "Taxi", "net_amount": 12.5, "tax_rate": 0.2, "date": "2026-11-21"}"#;
+const MONTHLY: &str = "SELECT substr(spent_on, 1, 7) AS month, ROUND(SUM(gross_amount), 2) AS total FROM expenses GROUP BY month ORDER BY month";
+const TAXI: &str = r#"{"description": "Airport taxi, serve test", "net_amount": 12.5, "tax_rate": 0.2, "date": "2026-11-21"}"#;
 
 struct Shop {
     db: String,
@@ -122,13 +157,20 @@ agents:
     description: Keeps the books.
     instructions: You keep the books.
     tools: [run_sql, add_expense]
+roles:
+  clerk: {{approve: [add_expense]}}
+defaults: {{role: clerk}}
 server:
   limits: {{lease_seconds: 2}}
 "#
         ),
     )
     .unwrap();
-    Shop { db, config, data: scratch_dir("serve-data") }
+    Shop {
+        db,
+        config,
+        data: scratch_dir("serve-data"),
+    }
 }
 
 fn mock_replies() -> Vec<ResponseTemplate> {
@@ -177,13 +219,22 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
             format!("{m}|{}", t.trim_matches('"').parse::<f64>().unwrap())
         })
         .collect();
-    assert_eq!(shown_normalised, from_sqlite, "the table is what sqlite3 returns");
+    assert_eq!(
+        shown_normalised, from_sqlite,
+        "the table is what sqlite3 returns"
+    );
     assert!(rows.len() >= 2);
     let chart = observation["chart"]["svg"].as_str().unwrap_or_default();
-    assert!(chart.starts_with("<svg"), "a chart of the monthly totals: {observation}");
-    assert_eq!(first.last().unwrap()["content"], "Spending by month is in the table.");
+    assert!(
+        chart.starts_with("<svg"),
+        "a chart of the monthly totals: {observation}"
+    );
+    assert_eq!(
+        first.last().unwrap()["content"],
+        "Spending by month is in the table."
+    );
 
-    // 2. A write: it waits for approval (it comes after reading data), and nothing is written yet.
+    // 2. A write: the role has it wait for approval, and nothing is written yet.
     let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
     let second = say(&server.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
     let last = second.last().unwrap();
@@ -228,11 +279,24 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
     .await;
     assert_eq!(status, 200, "{text}");
     let resumed = events(&text);
-    assert!(resumed.iter().any(|e| e["type"] == "observation" && e["tool"] == "add_expense"), "{text}");
+    assert!(
+        resumed
+            .iter()
+            .any(|e| e["type"] == "observation" && e["tool"] == "add_expense"),
+        "{text}"
+    );
     assert_eq!(resumed.last().unwrap()["content"], "Added the taxi ride.");
-    let after: i64 = sqlite3(&s.db, "SELECT count(*) FROM expenses").parse().unwrap();
+    let after: i64 = sqlite3(&s.db, "SELECT count(*) FROM expenses")
+        .parse()
+        .unwrap();
     assert_eq!(after, before.parse::<i64>().unwrap() + 1);
-    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses WHERE description = 'Taxi'"), "1");
+    assert_eq!(
+        sqlite3(
+            &s.db,
+            "SELECT count(*) FROM expenses WHERE description = 'Airport taxi, serve test'"
+        ),
+        "1"
+    );
     let conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
     assert_eq!(conversation["status"], "idle");
     assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
@@ -255,7 +319,19 @@ async fn two_servers_on_one_postgres_store_share_conversations_and_approvals() {
     }
     let name = fresh_name("store");
     let (url, _cleanup) = ServerDb::postgres(&name);
-    client("psql", &["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c", &format!("CREATE DATABASE \"{name}\"")]);
+    client(
+        "psql",
+        &[
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            &format!("CREATE DATABASE \"{name}\""),
+        ],
+    );
     let s = shop();
     let model = mock_openai(mock_replies()).await;
     let model_base = format!("{}/v1", model.uri());
@@ -266,29 +342,52 @@ async fn two_servers_on_one_postgres_store_share_conversations_and_approvals() {
     assert_eq!(first.last().unwrap()["type"], "answer");
     // Posted to B, the conversation A started goes on with its history.
     let second = say(&b.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
-    let approval_id = second.last().unwrap()["approvals"][0]["id"].as_str().unwrap().to_owned();
+    let approval_id = second.last().unwrap()["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     // A lists the approval B saved, and approves it.
-    assert_eq!(get(&a.base, "/api/approvals").await[0]["id"], approval_id.as_str());
-    let (status, text) = call(&a.base, "POST", &format!("/api/approvals/{approval_id}"), Some(json!({"decision": "approve"})), false).await;
+    assert_eq!(
+        get(&a.base, "/api/approvals").await[0]["id"],
+        approval_id.as_str()
+    );
+    let (status, text) = call(
+        &a.base,
+        "POST",
+        &format!("/api/approvals/{approval_id}"),
+        Some(json!({"decision": "approve"})),
+        false,
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     let decided: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(decided["resumed"], true);
     assert_eq!(decided["result"]["content"], "Added the taxi ride.");
     // B sees the whole conversation.
     let conversation = get(&b.base, &format!("/api/conversations/{id}")).await;
-    assert_eq!(conversation["messages"].as_array().unwrap().len(), 5, "{conversation}");
+    assert_eq!(
+        conversation["messages"].as_array().unwrap().len(),
+        5,
+        "{conversation}"
+    );
     assert_eq!(conversation["status"], "idle");
     // B's model request for the second message carried the first question and answer.
     let bodies = bodies(&model).await;
     let sent = bodies[2]["messages"].to_string();
-    assert!(sent.contains("How much did we spend by month?") && sent.contains("Spending by month"), "{sent}");
+    assert!(
+        sent.contains("How much did we spend by month?") && sent.contains("Spending by month"),
+        "{sent}"
+    );
 }
 
 #[tokio::test]
 async fn a_turn_whose_server_died_is_marked_failed_by_another_and_not_run_again() {
     let s = shop();
     // The model takes long enough for the server to be killed mid-run.
-    let model = mock_openai(vec![text_reply("too late").set_delay(Duration::from_secs(30))]).await;
+    let model = mock_openai(vec![
+        text_reply("too late").set_delay(Duration::from_secs(30)),
+    ])
+    .await;
     let model_base = format!("{}/v1", model.uri());
     let store = format!("sqlite://{}/store.sqlite", s.data);
     let mut a = serve(&s.config, &store, &model_base, &s.data);
@@ -296,7 +395,16 @@ async fn a_turn_whose_server_died_is_marked_failed_by_another_and_not_run_again(
     let id = new_conversation(&a.base).await;
     let base = a.base.clone();
     let path = format!("/api/conversations/{id}/messages");
-    let posting = tokio::spawn(async move { call(&base, "POST", &path, Some(json!({"content": "slow one"})), true).await });
+    let posting = tokio::spawn(async move {
+        call(
+            &base,
+            "POST",
+            &path,
+            Some(json!({"content": "slow one"})),
+            true,
+        )
+        .await
+    });
     // Wait until the turn is in flight, then kill its server without a chance to clean up.
     for _ in 0..100 {
         if get(&b.base, &format!("/api/conversations/{id}")).await["status"] == "running" {
@@ -318,7 +426,12 @@ async fn a_turn_whose_server_died_is_marked_failed_by_another_and_not_run_again(
     assert_eq!(conversation["status"], "failed", "{conversation}");
     let messages = conversation["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2);
-    assert!(messages[1]["content"].as_str().unwrap().contains("stopped before it finished"));
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("stopped before it finished")
+    );
     // Nobody asked the model a second time.
     assert_eq!(bodies(&model).await.len(), 1);
     // The conversation takes new messages again.

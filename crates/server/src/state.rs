@@ -17,7 +17,6 @@ use utoipa::ToSchema;
 use crate::auth::Auth;
 use crate::models::ModelSource;
 
-
 /// The server's shared state.
 pub(crate) struct Shared {
     pub(crate) app: Arc<App>,

@@ -25,10 +25,6 @@ const APP_CSS: &str = include_str!("../ui/app.css");
 const FAVICON_SVG: &str = include_str!("../ui/favicon.svg");
 
 /// The UI's routes: `/` (the page), `/ui/app.js`, `/ui/app.css` and `/ui/favicon.svg`.
-#[allow(
-    dead_code,
-    reason = "the server's router merges it in; the lint is moot once it does"
-)]
 pub(crate) fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route(
