@@ -80,6 +80,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("the address `{bind}` names no host"))?;
     let store = crate::runs::open(&args.store).await?;
     let models = Arc::new(crate::models::CliModels::new(args.model.clone()));
+    // A server without a model answers nothing: find out now, not at the first message.
+    let default_agent = app.default_agent_for(&steward_core::Principal::local());
+    steward_server::ModelSource::models_for(models.as_ref(), &app, &default_agent, None).await?;
     let grace = Duration::from_secs(args.grace);
     let server = steward_server::Server::new(steward_server::ServerOptions {
         app: app.clone(),
