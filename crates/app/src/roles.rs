@@ -174,6 +174,25 @@ impl RolePolicy {
     pub fn is_tainted(&self) -> bool {
         self.tainted.load(Ordering::SeqCst)
     }
+
+    /// The tool whose result first brought outside data into the run, once one did.
+    pub fn tainted_by(&self) -> Option<String> {
+        self.tainted_by
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Marks the run as having read outside data from `by` before it began: an earlier turn of the same
+    /// conversation did, and its answer (which may carry planted instructions) is in this run's history.
+    pub fn taint(&self, by: &str) {
+        if !self.tainted.swap(true, Ordering::SeqCst) {
+            *self
+                .tainted_by
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(by.to_owned());
+        }
+    }
 }
 
 impl Policy for RolePolicy {

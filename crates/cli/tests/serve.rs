@@ -157,9 +157,6 @@ agents:
     description: Keeps the books.
     instructions: You keep the books.
     tools: [run_sql, add_expense]
-roles:
-  clerk: {{approve: [add_expense]}}
-defaults: {{role: clerk}}
 server:
   limits: {{lease_seconds: 2}}
 "#
@@ -234,13 +231,18 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
         "Spending by month is in the table."
     );
 
-    // 2. A write: the role has it wait for approval, and nothing is written yet.
+    // 2. A write: the first turn read the database, and its answer is in this turn's history, so the write
+    //    waits for approval; nothing is written yet.
     let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
     let second = say(&server.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
     let last = second.last().unwrap();
     assert_eq!(last["type"], "approval", "{second:?}");
     let approval = last["approvals"][0].clone();
     assert_eq!(approval["tool"], "add_expense");
+    assert!(
+        approval["reason"].as_str().unwrap().contains("run_sql"),
+        "{approval}"
+    );
     assert_eq!(approval["conversation_id"], id.as_str());
     let approval_id = approval["id"].as_str().unwrap().to_owned();
     assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);

@@ -372,6 +372,7 @@ pub(crate) async fn post_message(
     .await?;
     let messages = shared.store.conversation_messages(&id).await?;
     let history = turns::history(&messages, settings.history.unwrap_or(20));
+    turn.inherit(&messages);
     let run_id = Run::generate_id();
     let until = shared.lease_until();
     match shared

@@ -20,6 +20,7 @@ use crate::state::{ApiError, InFlight, Settings, Shared};
 /// A runner assembled for one turn.
 pub(crate) struct Turn {
     pub(crate) runner: Runner,
+    policy: Arc<steward_app::RolePolicy>,
     pub(crate) forwarder: Arc<Forwarder>,
     recorder: Arc<StoreObserver>,
     agent: String,
@@ -135,6 +136,7 @@ pub(crate) async fn assemble(
     let (sender, receiver) = mpsc::unbounded_channel();
     let forwarder = Arc::new(Forwarder::new(home.id(), sender));
     let policy = app.policy(principal);
+    let policy_for_turn = policy.clone();
     let observers: Vec<Arc<dyn Observer>> =
         vec![policy.clone(), recorder.clone(), forwarder.clone()];
     let runner = Runner::new(Arc::new(built), models.model)
@@ -145,6 +147,7 @@ pub(crate) async fn assemble(
     Ok((
         Turn {
             runner,
+            policy: policy_for_turn,
             forwarder,
             recorder,
             agent: agent.to_owned(),
@@ -157,6 +160,25 @@ pub(crate) async fn assemble(
 }
 
 impl Turn {
+    /// Carries over what earlier turns read: when one of them read outside data (its last event says
+    /// `tainted_by`), this turn's writes wait for approval as if it had read it itself, since that turn's
+    /// answer is in this one's history.
+    pub(crate) fn inherit(&self, messages: &[steward_app::store::ConversationMessage]) {
+        let by = messages
+            .iter()
+            .filter_map(|m| m.events.as_ref())
+            .find_map(|events| {
+                events
+                    .as_array()?
+                    .iter()
+                    .find_map(|e| e.get("tainted_by").and_then(Value::as_str))
+                    .map(str::to_owned)
+            });
+        if let Some(by) = by {
+            self.policy.taint(&by);
+        }
+    }
+
     /// A new run for `input` after `history`, with this turn's model settings.
     pub(crate) fn start(&self, history: &[Message], input: &str, id: String) -> Run {
         self.runner
@@ -274,6 +296,10 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             )
         }
     };
+    let mut event = event;
+    if let Some(by) = turn.policy.tainted_by() {
+        event["tainted_by"] = json!(by);
+    }
     turn.forwarder.send(event);
     if let Home::Conversation(id) = home {
         let events = Value::Array(turn.forwarder.kept());
@@ -397,6 +423,9 @@ pub(crate) async fn resume(shared: &Arc<Shared>, run_id: &str) -> Result<Option<
         {
             return Ok(None);
         }
+    }
+    if let Some(c) = &conversation {
+        turn.inherit(&shared.store.conversation_messages(&c.id).await?);
     }
     let mut run = pending.run;
     let mut decided = BTreeMap::new();
