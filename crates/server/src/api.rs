@@ -17,7 +17,7 @@ use steward_core::{Approval, Run};
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
-use crate::state::{ApiError, Settings, Shared};
+use crate::state::{ApiError, Body, Settings, Shared};
 use crate::turns::{self, Events, Home};
 
 type Api<T> = Result<T, ApiError>;
@@ -187,9 +187,14 @@ pub(crate) async fn me(
 pub(crate) async fn create_conversation(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    body: Option<Json<NewConversation>>,
+    body: axum::body::Bytes,
 ) -> Api<(StatusCode, Json<Created>)> {
-    let body = body.map(|Json(b)| b).unwrap_or_default();
+    let body: NewConversation = if body.iter().all(u8::is_ascii_whitespace) {
+        NewConversation::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad(format!("the body is not a valid conversation: {e}")))?
+    };
     let settings = body.settings.unwrap_or_default();
     settings.check()?;
     let agent = body
@@ -275,7 +280,7 @@ pub(crate) async fn patch_conversation(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    Json(body): Json<ChangeConversation>,
+    Body(body): Body<ChangeConversation>,
 ) -> Api<Json<Value>> {
     let conversation = owned(&shared, &caller, &id).await?;
     let settings = match &body.settings {
@@ -333,7 +338,7 @@ pub(crate) async fn post_message(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    Json(body): Json<NewMessage>,
+    Body(body): Body<NewMessage>,
 ) -> Api<Response> {
     let content = body.content.trim();
     if content.is_empty() {
@@ -441,7 +446,7 @@ pub(crate) async fn decide(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    Json(body): Json<Decision>,
+    Body(body): Body<Decision>,
 ) -> Api<Response> {
     let approval = match body.decision.as_str() {
         "approve" => Approval::Approve,
@@ -526,7 +531,7 @@ fn who(caller: &Caller) -> String {
 /// Renders a chart of rows as SVG.
 #[utoipa::path(post, path = "/api/chart", tag = "api", request_body = ChartRequest,
     responses((status = 200, description = "The chart", content_type = "image/svg+xml"), (status = 422, body = crate::state::ErrorBody)))]
-pub(crate) async fn chart(Json(body): Json<ChartRequest>) -> Api<Response> {
+pub(crate) async fn chart(Body(body): Body<ChartRequest>) -> Api<Response> {
     let kind = match body.kind.as_deref() {
         None => None,
         Some("bar") => Some(crate::chart::ChartKind::Bar),

@@ -16,7 +16,7 @@ use steward_core::{Message, Run};
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
-use crate::state::{ApiError, Settings, Shared};
+use crate::state::{ApiError, Body, Settings, Shared};
 use crate::turns::{self, Home};
 
 /// `POST /v1/chat/completions` (the fields Steward reads; others are ignored).
@@ -94,7 +94,7 @@ pub(crate) async fn models(
 pub(crate) async fn chat_completions(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    Json(request): Json<ChatRequest>,
+    Body(request): Body<ChatRequest>,
 ) -> Response {
     match answer(shared, caller, request).await {
         Ok(response) => response,

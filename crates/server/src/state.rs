@@ -274,6 +274,25 @@ impl From<AppError> for ApiError {
     }
 }
 
+/// A JSON request body whose errors (malformed JSON, unknown fields, too large) answer as [`ApiError`]s:
+/// `{"error": …}` with 400, 413, 415 or 422.
+pub(crate) struct Body<T>(pub(crate) T);
+
+impl<S, T> axum::extract::FromRequest<S> for Body<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        match Json::<T>::from_request(request, state).await {
+            Ok(Json(value)) => Ok(Self(value)),
+            Err(rejection) => Err(ApiError::new(rejection.status(), rejection.body_text())),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (
