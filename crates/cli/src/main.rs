@@ -12,6 +12,8 @@ mod exit;
 mod format;
 mod init;
 mod markdown;
+mod mcp;
+mod models;
 mod out;
 mod runs;
 mod schema;
@@ -79,6 +81,8 @@ enum Command {
     /// List the audit trail of tool calls, or check that its hash chain is intact.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Serve the tools, ask_database and the schema to an MCP client over standard input and output.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Approvals(command) => runtime.block_on(approvals::run(command)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command)),
+        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
     };
     let code = match result {
         Ok(code) => code,
