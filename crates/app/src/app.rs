@@ -546,7 +546,7 @@ impl App {
 
     /// The tools whose results are not untrusted data: the config's `trusted`, the role's, and the agents (a
     /// sub-agent's answer is not a source of data: the reads inside its run count).
-    fn trusted(&self, role: Option<&RoleDef>) -> BTreeSet<String> {
+    pub(crate) fn trusted(&self, role: Option<&RoleDef>) -> BTreeSet<String> {
         let mut trusted: BTreeSet<String> = self.config.trusted.iter().cloned().collect();
         trusted.extend(role.iter().flat_map(|r| r.trusted.iter().cloned()));
         trusted.extend(self.agents.keys().cloned());

@@ -34,6 +34,7 @@ pub mod agents;
 pub mod app;
 pub mod config;
 mod declared;
+pub mod direct;
 pub mod error;
 pub mod registry;
 pub mod roles;

@@ -12,6 +12,7 @@ mod exit;
 mod format;
 mod init;
 mod markdown;
+mod mcp;
 mod models;
 mod out;
 mod runs;
@@ -83,6 +84,8 @@ enum Command {
     Audit(audit::AuditCommand),
     /// Serve the web UI, the HTTP API (streamed runs, approvals), an OpenAI-compatible API and MCP over HTTP.
     Serve(serve::ServeArgs),
+    /// Serve the tools, ask_database and the schema to an MCP client over standard input and output.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
     };
     let code = match result {
         Ok(code) => code,

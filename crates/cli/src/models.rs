@@ -40,6 +40,18 @@ impl ModelSource for CliModels {
         }
         let mut args = self.args.clone();
         if let Some(name) = model {
+            // A caller picks among the config's models; a spec would let it reach any provider.
+            if !app.config().models.contains_key(name) {
+                anyhow::bail!(
+                    "there is no model named `{name}` in the config's `models`; they are: {}",
+                    app.config()
+                        .models
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             args.model = Some(name.to_owned());
         }
         let chosen = args

@@ -10,9 +10,10 @@ use anyhow::bail;
 use async_trait::async_trait;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use steward_app::direct::{Checked, DirectCall};
 use steward_core::{
-    Approval, ApprovalRequest, Decision, Limits, Model, ModelError, ModelRequest, ModelResponse,
-    Policy as _, SchemaStyle, ToolCall, ToolContext, ToolData, ToolOutput, Toolbox,
+    Approval, Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall,
+    ToolData, ToolOutput,
 };
 
 use crate::agents::build_app;
@@ -245,9 +246,23 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     };
     let app = build_app(args.db.as_deref()).await?;
     let principal = args.identity.principal(app.config())?;
-    let policy = app.policy(&principal);
-    let tool = match app.tool(&args.name, Arc::new(NoModel)) {
-        Ok(tool) => tool,
+    let call_id = args.call_id.clone().unwrap_or_else(|| {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("cli-{nanos:x}")
+    });
+    let call = ToolCall::new(call_id, args.name.clone(), arguments);
+    // The same checks as a run's: the schema, then the role's tools, its approvals, write tools declared in the
+    // config.
+    let checked = match app.check_call(
+        "cli",
+        &principal,
+        app.policy(&principal),
+        call,
+        Arc::new(NoModel),
+    ) {
+        Ok(checked) => checked,
         Err(steward_app::AppError::UnknownTool { name, suggestion }) => bail!(
             "there is no tool named `{name}`{}; the tools are: {}",
             suggestion
@@ -257,56 +272,35 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
         ),
         Err(e) => return Err(e.into()),
     };
-    let mut toolbox = Toolbox::new();
-    toolbox.add(tool)?;
-    let call_id = args.call_id.clone().unwrap_or_else(|| {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        format!("cli-{nanos:x}")
-    });
-    let call = ToolCall::new(call_id.clone(), args.name.clone(), arguments);
-    let result = match toolbox.check(&call) {
-        Err(rejection) => Err((rejection.observation, None)),
-        // The same policy as a run's: the role's tools, its approvals, write tools declared in the config.
-        Ok((tool, checked)) => match policy.decide(&call, tool.spec(), &checked) {
-            Decision::Deny { reason } => Err((format!("Not allowed: {reason}"), None)),
-            Decision::NeedsApproval { reason } => {
-                let request = ApprovalRequest {
-                    call: call.clone(),
-                    reason,
-                };
-                let ctx = ToolContext::new("cli", call_id.as_str(), "cli")
-                    .with_tool(args.name.as_str())
-                    .with_principal(Arc::new(principal.clone()));
-                let preview = tool.preview(&ctx, checked.clone()).await;
-                if !crate::session::interactive() {
-                    crate::session::note_waiting(&request, None, preview.as_deref());
-                    note!(
-                        "{}",
-                        Style::stderr().dim(
-                            "(not run: no one can approve here; run it in a terminal to approve, or let the role \
-                             run it without approval: `skip_approval` in steward.yaml)"
-                        )
-                    );
-                    return Ok(exit::NEEDS_APPROVAL);
-                }
-                if let Some(preview) = &preview {
-                    note!("{preview}");
-                }
-                match tokio::task::spawn_blocking(move || crate::session::ask_approval(&request))
-                    .await
-                    .ok()
-                    .flatten()
-                {
-                    Some(Approval::Approve) => {
-                        run_tool(tool.as_ref(), &call_id, &args.name, &principal, checked).await
-                    }
-                    _ => Err(("Not run: the user did not approve it.".to_owned(), None)),
-                }
+    let result = match checked {
+        Checked::Refused(refusal) => Err((refusal.message(), None)),
+        Checked::Allowed(call) => run_tool(call).await,
+        Checked::NeedsApproval(call, reason) => {
+            let request = call.request(reason);
+            let preview = call.preview().await;
+            if !crate::session::interactive() {
+                crate::session::note_waiting(&request, None, preview.as_deref());
+                note!(
+                    "{}",
+                    Style::stderr().dim(
+                        "(not run: no one can approve here; run it in a terminal to approve, or let the role \
+                         run it without approval: `skip_approval` in steward.yaml)"
+                    )
+                );
+                return Ok(exit::NEEDS_APPROVAL);
             }
-            _ => run_tool(tool.as_ref(), &call_id, &args.name, &principal, checked).await,
-        },
+            if let Some(preview) = &preview {
+                note!("{preview}");
+            }
+            match tokio::task::spawn_blocking(move || crate::session::ask_approval(&request))
+                .await
+                .ok()
+                .flatten()
+            {
+                Some(Approval::Approve) => run_tool(call).await,
+                _ => Err(("Not run: the user did not approve it.".to_owned(), None)),
+            }
+        }
     };
     let style = Style::stderr();
     match result {
@@ -330,20 +324,9 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Runs one checked call for `principal`.
-async fn run_tool(
-    tool: &dyn steward_core::Tool,
-    call_id: &str,
-    name: &str,
-    principal: &steward_core::Principal,
-    checked: Value,
-) -> Result<ToolOutput, (String, Option<String>)> {
-    let ctx = ToolContext::new("cli", call_id, "cli")
-        .with_tool(name)
-        .with_principal(Arc::new(principal.clone()));
-    tool.call(&ctx, checked)
-        .await
-        .map_err(|e| (e.message, e.diagnostic))
+/// Runs a call that passed its checks (and, if it needed it, was approved).
+async fn run_tool(call: DirectCall) -> Result<ToolOutput, (String, Option<String>)> {
+    call.run().await.map_err(|e| (e.message, e.diagnostic))
 }
 
 /// Prints a tool's result: rows in the chosen format when it returned rows; otherwise its observation (table),

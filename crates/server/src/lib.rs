@@ -218,13 +218,27 @@ impl Server {
                 shared.clone(),
                 authenticate,
             ));
-        let protected = match mcp::router(shared.clone()) {
-            Some(mcp) => protected.merge(mcp.route_layer(axum::middleware::from_fn_with_state(
+        // MCP over streamable HTTP, behind the same authentication. Without credentials (loopback only) the
+        // Host header must name this machine, against DNS rebinding; with them, bearer tokens do that job.
+        let hosts = if shared.auth.required() {
+            mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new())
+        } else {
+            mcp::McpHttpOptions::default()
+        };
+        let mcp_service = mcp::McpServer::new(
+            shared.app.clone(),
+            shared.models.clone(),
+            steward_core::Principal::local(),
+        )
+        .with_store(shared.store.clone())
+        .http_service(hosts.with_max_body_bytes(shared.limits.body_bytes));
+        let mcp_routes: Router<Arc<Shared>> = Router::new()
+            .nest_service("/mcp", mcp_service)
+            .layer(axum::middleware::from_fn_with_state(
                 shared.clone(),
                 authenticate,
-            ))),
-            None => protected,
-        };
+            ));
+        let protected = protected.merge(mcp_routes);
         let mut router = Router::new()
             .route("/health", get(health))
             .route("/ready", get(ready))

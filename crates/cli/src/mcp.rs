@@ -1,0 +1,62 @@
+//! `steward mcp`: Steward as an MCP server on standard input and output, for MCP clients (Claude Desktop, IDEs,
+//! agents) that start it as a subprocess. Its tools are checked and run exactly as for a model in a run; see
+//! `steward_server::mcp`. Standard output is the protocol: everything else goes to standard error.
+
+use std::sync::Arc;
+
+use clap::Args;
+use steward_server::mcp::McpServer;
+
+use crate::agents::{IdentityArgs, build_app};
+use crate::exit;
+use crate::models::CliModels;
+use crate::setup::ModelArgs;
+
+/// Arguments of `steward mcp`.
+#[derive(Args, Debug)]
+pub(crate) struct McpArgs {
+    /// The business database: sqlite://path, postgres://…, mysql://…, or a name from the config's `databases`
+    /// (default: the config's database, else the demo database once `steward demo` made it).
+    #[arg(
+        short,
+        long,
+        env = "STEWARD_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    db: Option<String>,
+
+    #[command(flatten)]
+    identity: IdentityArgs,
+
+    #[command(flatten)]
+    store: crate::runs::StoreArgs,
+
+    /// Do not record ask_database's runs in the run store (a run that waits for approval is then not saved).
+    #[arg(long, conflicts_with = "store")]
+    no_store: bool,
+
+    /// The model of ask_database's analyst, and its limits.
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Runs `steward mcp` until the client closes standard input.
+pub(crate) async fn run(args: McpArgs) -> anyhow::Result<u8> {
+    let app = build_app(args.db.as_deref()).await?;
+    let principal = args.identity.principal(app.config())?;
+    let store = crate::runs::recorder(&args.store, args.no_store)
+        .await?
+        .map(|(_, store)| store);
+    let mut server = McpServer::new(
+        Arc::new(app),
+        Arc::new(CliModels::new(args.model.clone())),
+        principal,
+    )
+    .with_limits(args.model.limits());
+    if let Some(store) = store {
+        server = server.with_store(store);
+    }
+    server.serve_stdio().await?;
+    Ok(exit::OK)
+}

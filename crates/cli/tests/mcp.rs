@@ -1,0 +1,233 @@
+//! `steward mcp` as an MCP client meets it: the official MCP Python SDK (`crates/server/tests/mcp/client.py`,
+//! in a virtual environment the test makes once) starts the binary and speaks MCP on its standard input and
+//! output. Tools are listed with truthful annotations, a read returns what the database holds, a validation
+//! failure comes back as a tool error with the words `steward tools call` (and a model) gets, a `DELETE` is
+//! refused, and a call the role holds for approval does not run. The database is checked with `sqlite3`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+#[path = "../../server/tests/mcp/python.rs"]
+mod python;
+
+use common::*;
+use serde_json::json;
+
+use python::{run_client, tool, tool_names};
+
+/// The environment `steward` gets in these tests (see `common::isolated`), for the client that starts it.
+fn server_env() -> Vec<(&'static str, String)> {
+    vec![
+        ("HOME", env!("CARGO_TARGET_TMPDIR").to_owned()),
+        ("NO_COLOR", "1".to_owned()),
+        ("STEWARD_NOW", "2026-11-21T09:30:00+01:00".to_owned()),
+        ("OLLAMA_HOST", "127.0.0.1:9".to_owned()),
+        ("XDG_DATA_HOME", scratch_dir("data")),
+        ("XDG_CACHE_HOME", scratch_dir("cache")),
+        ("XDG_STATE_HOME", scratch_dir("state")),
+    ]
+}
+
+/// Runs the client against `steward mcp ARGS…`.
+fn client(python: &std::path::Path, args: &[&str], plan: serde_json::Value) -> serde_json::Value {
+    let env = server_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut command = vec!["stdio", env!("CARGO_BIN_EXE_steward"), "mcp"];
+    command.extend_from_slice(args);
+    run_client(python, &command, &plan, &env)
+}
+
+/// A fresh demo database.
+fn demo() -> (String, String) {
+    let dir = scratch_dir("mcp");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    (dir, db)
+}
+
+#[test]
+fn an_mcp_client_over_stdio_lists_calls_and_is_refused_as_a_model_is() {
+    let Some(python) = python::python() else {
+        return;
+    };
+    let (_, db) = demo();
+    let order = sqlite3(
+        &db,
+        "SELECT order_code || ' ' || status FROM orders ORDER BY id LIMIT 1",
+    );
+    let (code, status) = order.split_once(' ').unwrap();
+    let orders = sqlite3(&db, "SELECT count(*) FROM orders");
+    // What `steward tools call` prints for an invalid call: the observation a model gets.
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--db",
+            &db,
+            "get_order",
+            r#"{"order_code": "bad"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let invalid = text(&out.stdout).trim().to_owned();
+    assert!(invalid.contains("order_code"), "{invalid}");
+
+    let answer = client(
+        &python,
+        &["--db", &db, "--no-store"],
+        json!({
+            "mode": "auto",
+            "calls": [
+                {"name": "get_order", "arguments": {"order_code": code}},
+                {"name": "get_order", "arguments": {"order_code": "bad"}},
+                {"name": "run_sql", "arguments": {"sql": "DELETE FROM orders"}},
+                {"name": "add_task", "arguments": {"title": "Call the roaster about MCP"}},
+                {"name": "no_such_tool", "arguments": {}},
+            ],
+            "read": ["schema://default/orders"],
+        }),
+    );
+    assert_eq!(answer["protocol_version"], "2026-07-28");
+    assert_eq!(answer["server"]["name"], "steward");
+    let names = tool_names(&answer);
+    for name in [
+        "get_order",
+        "add_expense",
+        "add_task",
+        "run_sql",
+        "ask_database",
+        "calculator",
+    ] {
+        assert!(
+            names.contains(&name.to_owned()),
+            "{name} missing from {names:?}"
+        );
+    }
+    // Annotations say what each tool does, every hint set.
+    assert_eq!(
+        tool(&answer, "get_order")["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false})
+    );
+    assert_eq!(
+        tool(&answer, "add_expense")["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false})
+    );
+    assert_eq!(
+        tool(&answer, "move_task")["annotations"]["idempotentHint"],
+        true
+    );
+    assert_eq!(
+        tool(&answer, "run_sql")["annotations"]["readOnlyHint"],
+        true
+    );
+
+    let calls = answer["calls"].as_array().unwrap();
+    // The order as the database holds it.
+    assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
+    let found = calls[0]["text"].as_str().unwrap();
+    assert!(found.starts_with("<data source=\"get_order\">"), "{found}");
+    assert!(found.contains(code) && found.contains(status), "{found}");
+    // The validation failure, word for word as `tools call` and a model get it.
+    assert_eq!(calls[1]["is_error"], true);
+    assert_eq!(calls[1]["text"], invalid.as_str());
+    // The DELETE is refused, and no order is gone.
+    assert_eq!(calls[2]["is_error"], true);
+    assert!(
+        calls[2]["text"].as_str().unwrap().contains("DELETE"),
+        "{}",
+        calls[2]
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM orders"), orders);
+    // A write without a role runs, once.
+    assert_eq!(calls[3]["is_error"], false, "{}", calls[3]);
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM tasks WHERE title = 'Call the roaster about MCP'"
+        ),
+        "1"
+    );
+    // An unknown tool is a protocol error that names the tools.
+    assert!(
+        calls[4]["protocol_error"]
+            .as_str()
+            .unwrap()
+            .contains("get_order"),
+        "{}",
+        calls[4]
+    );
+    // The schema of a table.
+    let orders_table = answer["reads"][0]["text"].as_str().unwrap();
+    assert!(orders_table.contains("order_code"), "{orders_table}");
+}
+
+#[test]
+fn a_call_the_role_holds_for_approval_does_not_run_over_mcp() {
+    let Some(python) = python::python() else {
+        return;
+    };
+    let (dir, db) = demo();
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  bookkeeper:\n    agents: [expenses]\n    tools: \
+             [add_expense, list_expenses, expense_summary, current_date, calculator]\n    approve: \
+             [add_expense]\nprincipals:\n  bob: {{role: bookkeeper}}\n"
+        ),
+    )
+    .unwrap();
+    let expenses = sqlite3(&db, "SELECT count(*) FROM expenses");
+    let answer = client(
+        &python,
+        &["-c", &config, "--principal", "bob", "--no-store"],
+        json!({
+            // The handshake of the protocol versions before 2026-07-28.
+            "mode": "legacy",
+            "calls": [
+                {"name": "add_expense", "arguments": {
+                    "description": "Coffee", "net_amount": 5, "tax_rate": 0.2, "date": "today"}},
+                {"name": "run_sql", "arguments": {"sql": "SELECT 1"}},
+            ],
+        }),
+    );
+    assert_ne!(answer["protocol_version"], "2026-07-28");
+    // The role's tools; neither the SQL tools nor the analyst, and so no schema.
+    assert_eq!(
+        tool_names(&answer),
+        [
+            "add_expense",
+            "calculator",
+            "current_date",
+            "expense_summary",
+            "list_expenses"
+        ]
+    );
+    assert!(
+        tool(&answer, "add_expense")["description"]
+            .as_str()
+            .unwrap()
+            .contains("waits for a person's approval"),
+    );
+    assert_eq!(answer["resources"], json!([]));
+    let calls = answer["calls"].as_array().unwrap();
+    assert_eq!(calls[0]["is_error"], true);
+    let waits = calls[0]["text"].as_str().unwrap();
+    assert!(
+        waits.starts_with("Not run: `add_expense` waits for a person's approval (the role `bookkeeper` needs approval"),
+        "{waits}"
+    );
+    assert!(waits.contains("steward tools call add_expense"), "{waits}");
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM expenses"), expenses);
+    assert_eq!(calls[1]["is_error"], true);
+    assert!(
+        calls[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not allowed: `run_sql` is not allowed for the role `bookkeeper`"),
+        "{}",
+        calls[1]
+    );
+}

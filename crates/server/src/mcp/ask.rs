@@ -1,0 +1,242 @@
+//! `ask_database` over MCP: a question in plain words, answered by a run of the `analyst` agent for the caller
+//! — built for its role (only the tools it may use), under its policy, recorded in the run store when the
+//! server has one.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::{Value, json};
+use steward_app::store::StoreObserver;
+use steward_core::{
+    ArgumentValidator, Fanout, Observer, Outcome, Principal, RunStatus, Runner, ToolSpec,
+    schema_for,
+};
+use steward_sql::AskDatabaseArgs;
+
+use super::tools::{error, success};
+use super::{McpServer, log_diagnostic};
+
+/// The tool's name.
+pub(super) const NAME: &str = "ask_database";
+
+/// The agent that answers.
+const AGENT: &str = "analyst";
+
+/// The spec of `ask_database` for `principal`, when it may ask the analyst (there is a database, the agent
+/// exists and its role may run it). Its hints sum up the tools the analyst may use for it.
+pub(super) fn spec(server: &McpServer, principal: &Principal) -> Option<ToolSpec> {
+    let app = &server.app;
+    app.business()?;
+    let def = app.agent_def(AGENT)?;
+    app.may_run(principal, AGENT).ok()?;
+    let policy = app.policy(principal);
+    let mut spec = ToolSpec::new(
+        NAME,
+        "Answers a question about the data in the database, in plain words: Steward's analyst looks at the \
+         schema, writes read-only SQL, checks and runs it, fixes it when the database reports an error, and \
+         answers with the SQL it ran. For exact queries use run_sql or query_table when they are offered.",
+        schema_for::<AskDatabaseArgs>(),
+    );
+    let mut read_only = true;
+    let mut destructive = false;
+    let mut open_world = false;
+    for name in def.tools.iter().filter(|t| policy.allows_tool(t)) {
+        if let Ok(tool) = app.tool(name, super::tools::no_model()) {
+            let a = &tool.spec().annotations;
+            read_only &= a.read_only;
+            destructive |= a.destructive;
+            open_world |= a.open_world;
+        }
+    }
+    // Sub-agents may do anything their own tools do: only an analyst without them is known to only read.
+    if !def.sub_agents.is_empty() {
+        read_only = false;
+    }
+    spec.annotations = steward_core::ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(read_only)
+        .open_world(open_world);
+    Some(spec)
+}
+
+/// Answers the question in `arguments` for `principal`.
+pub(super) async fn call(
+    server: &McpServer,
+    principal: &Principal,
+    arguments: JsonObject,
+) -> Result<CallToolResult, ErrorData> {
+    let app = &server.app;
+    let Some(spec) = spec(server, principal) else {
+        let offered = super::tools::list(server, principal);
+        return Err(ErrorData::invalid_params(
+            steward_core::Rejection::unknown_tool(NAME, offered.iter().map(|t| t.name.as_ref()))
+                .observation,
+            None,
+        ));
+    };
+    // The same validation a model's call gets.
+    let checked = ArgumentValidator::new(&spec.parameters)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .check(NAME, &Value::Object(arguments).to_string());
+    let question = match checked {
+        Ok(args) => args
+            .get("question")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        Err(rejection) => return Ok(error(&rejection.observation)),
+    };
+    let models = match server.models.models_for(app, AGENT, None).await {
+        Ok(models) => models,
+        Err(e) => {
+            log_diagnostic(NAME, &format!("{e:#}"));
+            return Ok(error(
+                "ask_database cannot answer: no model is available to the server for the analyst. Use the SQL \
+                 tools (run_sql, query_table) instead, or tell the user.",
+            ));
+        }
+    };
+    let agent = match app.agent_for(
+        principal,
+        AGENT,
+        models.model.clone(),
+        models.name.as_deref(),
+        &models.named,
+        Some(&question),
+        server.limits,
+    ) {
+        Ok(agent) => agent,
+        Err(e) => {
+            log_diagnostic(NAME, &e.to_string());
+            return Ok(error(&format!("ask_database cannot answer: {e}")));
+        }
+    };
+    let policy = app.policy(principal);
+    let mut observers: Vec<Arc<dyn Observer>> = vec![policy.clone()];
+    let recorder = match &server.store {
+        Some(store) => match StoreObserver::new(store.clone()) {
+            Ok(recorder) => {
+                let recorder = Arc::new(recorder);
+                recorder.set_model(models.model.name());
+                recorder.set_principal(principal);
+                observers.push(recorder.clone());
+                Some(recorder)
+            }
+            Err(e) => {
+                log_diagnostic(NAME, &format!("the run is not recorded: {e}"));
+                None
+            }
+        },
+        None => None,
+    };
+    let runner = Runner::new(Arc::new(agent), models.model)
+        .with_observer(Arc::new(Fanout(observers)))
+        .with_policy(policy)
+        .with_principal(Arc::new(principal.clone()));
+    let (run, status) = runner.run(&question).await;
+    if let Some(recorder) = &recorder
+        && let Err(e) = recorder.flush().await
+    {
+        log_diagnostic(NAME, &format!("the run was not recorded completely: {e}"));
+    }
+    Ok(match status {
+        RunStatus::Done(Outcome::Answered { answer }) => {
+            let mut result = success(steward_core::ToolOutput::text(answer.clone()));
+            result.structured_content = Some(json!({"run_id": run.id(), "answer": answer}));
+            result
+        }
+        RunStatus::Done(Outcome::ModelFailed { error: cause, .. }) => {
+            log_diagnostic(NAME, &cause);
+            error(&format!(
+                "ask_database could not answer: the analyst's model or database failed (run {}); the operator \
+                 has the details. Try again later, or use the SQL tools.",
+                run.id()
+            ))
+        }
+        RunStatus::Done(outcome) => error(&format!(
+            "ask_database could not answer: the analyst {outcome} (run {}). Ask a narrower question, or use \
+             the SQL tools.",
+            run.id()
+        )),
+        RunStatus::AwaitingApproval(requests) => waiting(server, principal, &run, &requests).await,
+        _ => error(&format!(
+            "ask_database could not answer: the analyst's run {} ended in a way this server does not know.",
+            run.id()
+        )),
+    })
+}
+
+/// A run that waits for approval: saved in the run store when there is one, with what waits and how to go on.
+async fn waiting(
+    server: &McpServer,
+    principal: &Principal,
+    run: &steward_core::Run,
+    requests: &[steward_core::ApprovalRequest],
+) -> CallToolResult {
+    let what: Vec<String> = requests
+        .iter()
+        .map(|r| format!("`{}` {} ({})", r.call.name, r.call.arguments, r.reason))
+        .collect();
+    let Some(store) = &server.store else {
+        return error(&format!(
+            "ask_database did not finish: the analyst's run {} waits for a person's approval of {}, and this \
+             server keeps no run store to save it in; nothing was done. Tell the user.",
+            run.id(),
+            what.join("; ")
+        ));
+    };
+    let mut previews = Vec::new();
+    for request in requests {
+        previews.push(preview(server, principal, request).await);
+    }
+    match store
+        .save_pending(run, AGENT, principal, requests, &previews)
+        .await
+    {
+        Ok(ids) => {
+            let mut result = success(steward_core::ToolOutput::text(format!(
+                "Not answered yet: the analyst's run {} waits for a person's approval of {}. Tell the user: \
+                 approve with `steward approvals approve ID` (or deny with `steward approvals deny ID --reason \
+                 TEXT`; the ids: {}), then `steward runs resume {}` carries the run on.",
+                run.id(),
+                what.join("; "),
+                ids.join(", "),
+                run.id()
+            )));
+            result.structured_content = Some(json!({
+                "run_id": run.id(),
+                "outcome": "awaiting_approval",
+                "approval_ids": ids,
+            }));
+            result
+        }
+        Err(e) => {
+            log_diagnostic(NAME, &format!("the waiting run could not be saved: {e}"));
+            error(&format!(
+                "ask_database did not finish: the analyst's run {} waits for a person's approval of {}, and it \
+                 could not be saved; nothing was done. Tell the user.",
+                run.id(),
+                what.join("; ")
+            ))
+        }
+    }
+}
+
+/// What a waiting call would do, when its tool can say.
+async fn preview(
+    server: &McpServer,
+    principal: &Principal,
+    request: &steward_core::ApprovalRequest,
+) -> Option<String> {
+    let tool = server
+        .app
+        .tool(&request.call.name, super::tools::no_model())
+        .ok()?;
+    let args = serde_json::from_str(&request.call.arguments).ok()?;
+    let ctx = steward_core::ToolContext::new("preview", request.call.id.as_str(), "preview")
+        .with_tool(request.call.name.as_str())
+        .with_principal(Arc::new(principal.clone()));
+    tool.preview(&ctx, args).await
+}

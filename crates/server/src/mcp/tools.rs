@@ -1,0 +1,158 @@
+//! The configured tools over MCP: listed as the caller's role sees them, with their annotations, and called
+//! through the one path every direct call takes ([`App::check_call`](steward_app::App::check_call)).
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+use steward_app::AppError;
+use steward_app::direct::Checked;
+use steward_core::{
+    Decision, Model, Policy as _, Principal, Rejection, SchemaStyle, ScriptedModel, ToolCall,
+    ToolOutput, ToolSpec,
+};
+
+use super::{McpServer, ask, log_diagnostic};
+
+/// Where direct calls come from, as their tools see it (the run and the agent of the call's context).
+const ORIGIN: &str = "mcp";
+
+/// Stands in for a model: the tools offered here never call one (`ask_database` is served by the analyst).
+pub(super) fn no_model() -> Arc<dyn Model> {
+    Arc::new(ScriptedModel::new([]))
+}
+
+/// The tools `principal` may call, `ask_database` among them when it may ask the analyst.
+pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
+    let app = &server.app;
+    let policy = app.policy(principal);
+    let mut tools = Vec::new();
+    for name in app.tool_names() {
+        // `ask_database` is the analyst agent here (see `ask`), not the bare text-to-SQL tool.
+        if name == ask::NAME {
+            continue;
+        }
+        let Ok(tool) = app.tool(&name, no_model()) else {
+            continue;
+        };
+        let spec = tool.spec();
+        // The role's decision on any call of the tool: its tools list and its approvals do not depend on the
+        // arguments.
+        let probe = ToolCall::new("list", name.as_str(), "{}");
+        let waits = match policy.decide(&probe, spec, &json!({})) {
+            Decision::Allow => false,
+            Decision::NeedsApproval { .. } => true,
+            _ => continue,
+        };
+        tools.push(describe(spec, declared_sql_write(server, &name), waits));
+    }
+    if let Some(spec) = ask::spec(server, principal) {
+        tools.push(describe(&spec, false, false));
+    }
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
+
+/// True for a tool `steward.yaml` declares as `kind: sql`, `mode: write`: its writes are idempotent on the call
+/// id, and every MCP call has its own.
+fn declared_sql_write(server: &McpServer, name: &str) -> bool {
+    server.app.config().tools.get(name).is_some_and(|def| {
+        def.get("kind").and_then(|v| v.as_str()) == Some("sql")
+            && def.get("mode").and_then(|v| v.as_str()) == Some("write")
+    })
+}
+
+/// A tool as MCP describes it: the schema the model sees, and annotations that say what it does. `waits`: the
+/// caller's role holds every call for approval.
+pub(super) fn describe(spec: &ToolSpec, per_call_idempotent: bool, waits: bool) -> Tool {
+    let schema = match spec.model_parameters(SchemaStyle::Standard) {
+        Value::Object(map) => map,
+        _ => JsonObject::from_iter([("type".to_owned(), json!("object"))]),
+    };
+    let mut description = spec.description.clone();
+    if waits {
+        description.push_str(
+            " For this caller every call waits for a person's approval, which cannot be given over MCP: such a \
+             call is refused, saying how to let it run.",
+        );
+    }
+    let a = &spec.annotations;
+    // Every hint is set: MCP's defaults (destructive, open world) would say more than the tool does.
+    let mut annotations = ToolAnnotations::new()
+        .read_only(a.read_only)
+        .destructive(!a.read_only && a.destructive)
+        .idempotent(a.idempotent && !per_call_idempotent)
+        .open_world(a.open_world);
+    annotations.title.clone_from(&a.title);
+    let mut tool =
+        Tool::new(spec.name.clone(), description, Arc::new(schema)).with_annotations(annotations);
+    tool.title.clone_from(&a.title);
+    tool
+}
+
+/// Calls the tool `name` for `principal`: validated, decided by the role's policy, run with the principal.
+pub(super) async fn call(
+    server: &McpServer,
+    principal: &Principal,
+    name: &str,
+    arguments: JsonObject,
+) -> Result<CallToolResult, ErrorData> {
+    let app = &server.app;
+    let call = ToolCall::new(
+        format!("{ORIGIN}-{}", uuid::Uuid::now_v7()),
+        name,
+        Value::Object(arguments).to_string(),
+    );
+    let checked = match app.check_call(ORIGIN, principal, app.policy(principal), call, no_model()) {
+        Ok(checked) => checked,
+        Err(AppError::UnknownTool { .. } | AppError::ToolNeeds { .. }) => {
+            let offered = list(server, principal);
+            let names = offered.iter().map(|t| t.name.as_ref());
+            return Err(ErrorData::invalid_params(
+                Rejection::unknown_tool(name, names).observation,
+                None,
+            ));
+        }
+        Err(e) => {
+            log_diagnostic(name, &e.to_string());
+            return Ok(error(
+                "The tool could not be set up because of an internal error; the operator has the details.",
+            ));
+        }
+    };
+    Ok(match checked {
+        Checked::Refused(refusal) => error(&refusal.message()),
+        Checked::NeedsApproval(call, reason) => error(&format!(
+            "Not run: `{}` waits for a person's approval ({reason}), and no one can give it over MCP. Tell \
+             the user: they can run it at a terminal with `steward tools call {} '{}'`, where they are asked, \
+             or have the role allowed to run it without approval in steward.yaml (the role's `approve` list, \
+             or `skip_approval` for write tools the config declares).",
+            call.call().name,
+            call.call().name,
+            call.arguments().to_string().replace('\'', "'\\''"),
+        )),
+        // What the tool returns reaches the client as a model in a run sees it: data marked as data.
+        Checked::Allowed(call) => match call.marking_data().run().await {
+            Ok(output) => success(output),
+            Err(e) => {
+                if let Some(diagnostic) = &e.diagnostic {
+                    log_diagnostic(name, diagnostic);
+                }
+                error(&e.message)
+            }
+        },
+    })
+}
+
+/// A tool's output as an MCP result: its text, and its structured data (rows, JSON) when it has some.
+pub(super) fn success(output: ToolOutput) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(output.content)]);
+    result.structured_content = output.data.and_then(|data| serde_json::to_value(data).ok());
+    result
+}
+
+/// A tool error the client's model reads.
+pub(super) fn error(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
