@@ -10,6 +10,7 @@ use steward_server::mcp::McpServer;
 use crate::agents::{IdentityArgs, build_app};
 use crate::exit;
 use crate::models::CliModels;
+use crate::out::note;
 use crate::setup::ModelArgs;
 
 /// Arguments of `steward mcp`.
@@ -56,6 +57,15 @@ pub(crate) async fn run(args: McpArgs) -> anyhow::Result<u8> {
     .with_limits(args.model.limits());
     if let Some(store) = store {
         server = server.with_store(store);
+    }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        note!(
+            "{}",
+            crate::style::Style::stderr().dim(
+                "steward mcp speaks MCP on standard input and output: an MCP client starts it, e.g. with \
+                 {\"command\": \"steward\", \"args\": [\"mcp\"]}. Ctrl-D ends it."
+            )
+        );
     }
     server.serve_stdio().await?;
     Ok(exit::OK)
