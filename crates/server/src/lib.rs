@@ -232,12 +232,10 @@ impl Server {
         )
         .with_store(shared.store.clone())
         .http_service(hosts.with_max_body_bytes(shared.limits.body_bytes));
-        let mcp_routes: Router<Arc<Shared>> = Router::new()
-            .nest_service("/mcp", mcp_service)
-            .layer(axum::middleware::from_fn_with_state(
-                shared.clone(),
-                authenticate,
-            ));
+        let mcp_routes: Router<Arc<Shared>> =
+            Router::new().nest_service("/mcp", mcp_service).layer(
+                axum::middleware::from_fn_with_state(shared.clone(), authenticate),
+            );
         let protected = protected.merge(mcp_routes);
         let mut router = Router::new()
             .route("/health", get(health))

@@ -41,6 +41,11 @@ pub fn python() -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let venv = root.join(format!("mcp-python-{MCP_VERSION}"));
     let python = venv.join("bin/python");
+    // Tests of one binary run on several threads: one of them makes the venv, the others wait for it.
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _making = MAKING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if venv.join("ready").is_file() {
         return Some(python);
     }
