@@ -6,63 +6,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Child;
 use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
+use std::process::Command;
 use wiremock::ResponseTemplate;
-
-/// A running `steward serve`, killed when dropped.
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
-    let mut child = steward_command(
-        &[
-            "serve",
-            "-c",
-            config,
-            "--bind",
-            "127.0.0.1:0",
-            "--store",
-            store,
-            "--grace",
-            "2",
-        ],
-        &[
-            ("OPENAI_BASE_URL", model_base),
-            ("OPENAI_API_KEY", "test"),
-            ("XDG_DATA_HOME", data),
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("steward serve ended before listening")
-            .unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    // Keep draining standard error so the server never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    Serve { child, base }
-}
 
 fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -438,4 +387,140 @@ async fn a_turn_whose_server_died_is_marked_failed_by_another_and_not_run_again(
     assert_eq!(bodies(&model).await.len(), 1);
     // The conversation takes new messages again.
     assert_eq!(get(&b.base, "/ready").await["status"], "ready");
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_with_the_new_arguments() {
+    let s = shop();
+    let edited = r#"{"description": "Airport taxi, edited", "net_amount": 20, "tax_rate": 0.2, "date": "2026-11-21"}"#;
+    let model = mock_openai(vec![
+        tool_reply("c1", "run_sql", &json!({"sql": MONTHLY}).to_string()),
+        text_reply("Spending by month is in the table."),
+        tool_reply("c2", "add_expense", TAXI),
+        text_reply("Understood, I did not add it."),
+        tool_reply("c3", "add_expense", TAXI),
+        text_reply("Added with the corrected amount."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let store = format!("sqlite://{}/store.sqlite", s.data);
+    let server = serve(&s.config, &store, &model_base, &s.data);
+    let id = new_conversation(&server.base).await;
+    say(&server.base, &id, "How much did we spend by month?").await;
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
+
+    let waiting = say(&server.base, &id, "Add a 12.50 taxi ride").await;
+    let approval = waiting.last().unwrap()["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval}"),
+        Some(json!({"decision": "deny", "reason": "that ride was private"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let decided: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        decided["result"]["content"],
+        "Understood, I did not add it."
+    );
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
+    let sent = bodies(&model).await[3]["messages"].to_string();
+    assert!(
+        sent.contains("that ride was private"),
+        "the model is told why: {sent}"
+    );
+
+    let waiting = say(&server.base, &id, "Add it after all, but it was 20 net").await;
+    let approval = waiting.last().unwrap()["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // An edit that is not a JSON object is refused, and the call keeps waiting.
+    let (status, _) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval}"),
+        Some(json!({"decision": "edit", "arguments": "20"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval}"),
+        Some(json!({"decision": "edit", "arguments": serde_json::from_str::<Value>(edited).unwrap()})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        sqlite3(
+            &s.db,
+            "SELECT net_amount FROM expenses WHERE description = 'Airport taxi, edited'"
+        ),
+        "20"
+    );
+    assert_eq!(
+        sqlite3(
+            &s.db,
+            "SELECT count(*) FROM expenses WHERE description = 'Airport taxi, serve test'"
+        ),
+        "0"
+    );
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_run_in_flight_finish_within_the_grace_period_and_cancels_one_past_it() {
+    let s = shop();
+    let store = format!("sqlite://{}/store.sqlite", s.data);
+    for (delay, finishes) in [(1, true), (8, false)] {
+        let model = mock_openai(vec![
+            text_reply("finished in time").set_delay(Duration::from_secs(delay)),
+        ])
+        .await;
+        let model_base = format!("{}/v1", model.uri());
+        let mut server = serve(&s.config, &store, &model_base, &s.data);
+        let id = new_conversation(&server.base).await;
+        let base = server.base.clone();
+        let path = format!("/api/conversations/{id}/messages");
+        let posting = tokio::spawn(async move {
+            call(&base, "POST", &path, Some(json!({"content": "slow"})), true).await
+        });
+        while get(&server.base, &format!("/api/conversations/{id}")).await["status"] != "running" {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let pid = server.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let (status, text) = posting.await.unwrap();
+        assert_eq!(status, 200);
+        let last = events(&text).last().cloned().unwrap();
+        let code = server.child.wait().unwrap();
+        assert!(
+            code.success(),
+            "steward serve exits cleanly on SIGTERM: {code:?}"
+        );
+        let restarted = serve(&s.config, &store, &model_base, &s.data);
+        let conversation = get(&restarted.base, &format!("/api/conversations/{id}")).await;
+        assert_eq!(conversation["status"], "idle", "{conversation}");
+        if finishes {
+            assert_eq!(last["content"], "finished in time", "{text}");
+        } else {
+            // Past the 2-second grace period the run is cancelled, its stream ends saying so, and it is saved.
+            assert_eq!(last["type"], "error", "{text}");
+            assert_eq!(last["outcome"], "cancelled", "{text}");
+            assert_eq!(conversation["messages"][1]["content"], last["message"]);
+        }
+    }
 }

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -96,35 +95,8 @@ server:
     let model_base = format!("{}/v1", model.uri());
     let data = scratch_dir("ui-data");
     let store = format!("sqlite://{data}/store.sqlite");
-    let mut child = steward_command(
-        &[
-            "serve",
-            "-c",
-            &config,
-            "--bind",
-            "127.0.0.1:0",
-            "--store",
-            &store,
-        ],
-        &[
-            ("OPENAI_BASE_URL", &model_base),
-            ("OPENAI_API_KEY", "test"),
-            ("XDG_DATA_HOME", &data),
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("steward serve ended before listening")
-            .unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let server = serve(&config, &store, &model_base, &data);
+    let base = server.base.clone();
 
     let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
     let e2e = tokio::task::spawn_blocking({
@@ -144,8 +116,7 @@ server:
     })
     .await
     .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let report = format!("{}\n{}", text(&e2e.stdout), text(&e2e.stderr));
     println!("{report}");
     assert_eq!(

@@ -526,3 +526,45 @@ async fn the_openapi_document_lists_the_routes() {
         );
     }
 }
+
+#[tokio::test]
+async fn cors_is_off_unless_the_config_lists_origins() {
+    let preflight = |s: &Running| {
+        s.client
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{}/api/conversations", s.base),
+            )
+            .header("origin", "https://app.example.test")
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization,content-type",
+            )
+            .send()
+    };
+    let closed = start("").await;
+    let response = preflight(&closed).await.unwrap();
+    assert!(
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+    let open = start("  cors: [https://app.example.test]").await;
+    let response = preflight(&open).await.unwrap();
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "https://app.example.test"
+    );
+    // Another origin is not let in.
+    let other = open
+        .client
+        .get(format!("{}/api/me", open.base))
+        .header("origin", "https://evil.example.test")
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap();
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+}

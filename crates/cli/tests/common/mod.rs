@@ -237,3 +237,55 @@ pub fn client(program: &str, args: &[&str]) -> String {
 pub fn sqlite3(db: &str, sql: &str) -> String {
     client("sqlite3", &[db, sql])
 }
+
+/// A running `steward serve`, killed when dropped.
+pub struct Serve {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `steward serve` on a free port of 127.0.0.1 with `config`, the run store `store`, the OpenAI-compatible
+/// model at `model_base` and the data folder `data`; returns once it listens.
+pub fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
+    let mut child = steward_command(
+        &[
+            "serve",
+            "-c",
+            config,
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+            store,
+            "--grace",
+            "2",
+        ],
+        &[
+            ("OPENAI_BASE_URL", model_base),
+            ("OPENAI_API_KEY", "test"),
+            ("XDG_DATA_HOME", data),
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("steward serve ended before listening")
+            .unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // Keep draining standard error so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Serve { child, base }
+}
