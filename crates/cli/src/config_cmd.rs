@@ -41,6 +41,10 @@ pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
         }
         ConfigCommand::Check { db } => {
             let app = build_app(db.as_deref()).await?;
+            // The `server:` section: tokens, their principals and roles, the OIDC key set.
+            if app.config().server.is_some() {
+                steward_server::auth::Auth::from_config(app.config(), true).await?;
+            }
             let place = app.config().source.as_ref().map_or_else(
                 || "the built-in config".to_owned(),
                 |s| s.path.display().to_string(),

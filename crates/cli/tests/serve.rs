@@ -524,3 +524,31 @@ async fn shutdown_lets_a_run_in_flight_finish_within_the_grace_period_and_cancel
         }
     }
 }
+
+#[test]
+fn config_check_and_serve_name_what_is_wrong_in_the_server_section() {
+    let dir = scratch_dir("serve-config");
+    let config = format!("{dir}/steward.yaml");
+    let hash = "53af47be6f053dba3a1bacc65e09daa22b5e9279e67a95be2612fcb5f839f75a";
+    for (yaml, says) in [
+        ("server:\n  tokenz: []\n", "unknown field `tokenz`"),
+        ("server:\n  tokens:\n    - {name: a, sha256: abc, principal: ada}\n", "must be 64 hex digits"),
+        (&*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}, principal: nobody}}\n"), "no principal named `nobody`"),
+        (&*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}}}\n"), "needs a `principal`"),
+    ] {
+        std::fs::write(&config, yaml).unwrap();
+        let out = steward(&["config", "check", "-c", &config], &[], "");
+        assert_eq!(out.status.code(), Some(2), "{yaml}");
+        let err = text(&out.stderr);
+        assert!(err.contains(says) && err.contains("steward.yaml:"), "{yaml}: {err}");
+    }
+    // Beyond loopback without credentials, serve refuses to start and says what to do.
+    std::fs::write(&config, "defaults: {agent: assistant}\n").unwrap();
+    let out = steward(
+        &["serve", "-c", &config, "--bind", "0.0.0.0:0"],
+        &[("OPENAI_API_KEY", "test"), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+        "",
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("needs authentication"), "{}", text(&out.stderr));
+}
