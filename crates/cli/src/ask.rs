@@ -139,7 +139,14 @@ async fn waiting(
     let ids = match &session.store {
         Some(store) => Some(
             store
-                .save_pending(run, &agent, &session.principal, requests, &previews)
+                .save_pending(
+                    run,
+                    &agent,
+                    &session.principal,
+                    requests,
+                    &previews,
+                    session.policy.tainted_by().as_deref(),
+                )
                 .await?,
         ),
         None => None,

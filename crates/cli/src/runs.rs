@@ -239,13 +239,26 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
         Some(pending.principal.clone()),
     )
     .await?;
+    // What the run had read before it waited still counts: its writes keep waiting for approval.
+    if let Some(by) = &pending.tainted_by {
+        session.policy.taint(by);
+    }
     for (call_id, decision) in decisions {
         session
             .runner
             .decide(&mut run, &call_id, decision)
             .with_context(|| format!("the decision on {call_id} cannot be applied"))?;
     }
-    store.mark_resumed(&pending.run_id).await?;
+    if !store
+        .claim_resume(&pending.run_id, pending.saved_at)
+        .await?
+    {
+        anyhow::bail!(
+            "run {} was resumed by someone else meanwhile; `steward runs show {}` shows how it went",
+            pending.run_id,
+            pending.run_id
+        );
+    }
     store.close().await;
     crate::ask::conclude(&session, &mut run, args.json).await
 }

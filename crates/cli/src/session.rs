@@ -189,6 +189,8 @@ pub(crate) struct Session {
     pub(crate) principal: steward_core::Principal,
     /// Previews of calls waiting for approval.
     pub(crate) previewer: Previewer,
+    /// The role's policy of the run tree (it knows whether the run read outside data).
+    pub(crate) policy: Arc<steward_app::RolePolicy>,
 }
 
 impl Session {
@@ -289,7 +291,7 @@ impl Session {
         let connected_for_preview = connected.clone();
         let runner = steward_core::Runner::new(Arc::new(agent), connected)
             .with_observer(Arc::new(Fanout(observers)))
-            .with_policy(policy)
+            .with_policy(policy.clone())
             .with_principal(Arc::new(principal.clone()))
             .with_streaming(trace.is_streaming());
         Ok(Self {
@@ -305,6 +307,7 @@ impl Session {
                 principal: principal.clone(),
             },
             principal,
+            policy,
         })
     }
 }

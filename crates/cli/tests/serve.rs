@@ -440,16 +440,26 @@ async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_with_the_ne
         .as_str()
         .unwrap()
         .to_owned();
-    // An edit that is not a JSON object is refused, and the call keeps waiting.
-    let (status, _) = call(
-        &server.base,
-        "POST",
-        &format!("/api/approvals/{approval}"),
-        Some(json!({"decision": "edit", "arguments": "20"})),
-        false,
-    )
-    .await;
-    assert_eq!(status, 400);
+    // An edit that is not a JSON object, or does not fit the tool's schema, is refused, and the call keeps
+    // waiting.
+    for bad in [
+        json!("20"),
+        json!({"description": "x", "net_amount": "lots", "date": "2026-11-21"}),
+    ] {
+        let (status, text) = call(
+            &server.base,
+            "POST",
+            &format!("/api/approvals/{approval}"),
+            Some(json!({"decision": "edit", "arguments": bad})),
+            false,
+        )
+        .await;
+        assert_eq!(status, 400, "{text}");
+        assert_eq!(
+            get(&server.base, "/api/approvals").await[0]["id"],
+            approval.as_str()
+        );
+    }
     let (status, text) = call(
         &server.base,
         "POST",
@@ -532,23 +542,79 @@ fn config_check_and_serve_name_what_is_wrong_in_the_server_section() {
     let hash = "53af47be6f053dba3a1bacc65e09daa22b5e9279e67a95be2612fcb5f839f75a";
     for (yaml, says) in [
         ("server:\n  tokenz: []\n", "unknown field `tokenz`"),
-        ("server:\n  tokens:\n    - {name: a, sha256: abc, principal: ada}\n", "must be 64 hex digits"),
-        (&*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}, principal: nobody}}\n"), "no principal named `nobody`"),
-        (&*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}}}\n"), "needs a `principal`"),
+        (
+            "server:\n  tokens:\n    - {name: a, sha256: abc, principal: ada}\n",
+            "must be 64 hex digits",
+        ),
+        (
+            &*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}, principal: nobody}}\n"),
+            "no principal named `nobody`",
+        ),
+        (
+            &*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}}}\n"),
+            "needs a `principal`",
+        ),
     ] {
         std::fs::write(&config, yaml).unwrap();
         let out = steward(&["config", "check", "-c", &config], &[], "");
         assert_eq!(out.status.code(), Some(2), "{yaml}");
         let err = text(&out.stderr);
-        assert!(err.contains(says) && err.contains("steward.yaml:"), "{yaml}: {err}");
+        assert!(
+            err.contains(says) && err.contains("steward.yaml:"),
+            "{yaml}: {err}"
+        );
     }
     // Beyond loopback without credentials, serve refuses to start and says what to do.
     std::fs::write(&config, "defaults: {agent: assistant}\n").unwrap();
     let out = steward(
         &["serve", "-c", &config, "--bind", "0.0.0.0:0"],
-        &[("OPENAI_API_KEY", "test"), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+        &[
+            ("OPENAI_API_KEY", "test"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
         "",
     );
     assert_ne!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("needs authentication"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("needs authentication"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_conversation_that_waits_withdraws_its_approval() {
+    let s = shop();
+    let model = mock_openai(mock_replies()).await;
+    let model_base = format!("{}/v1", model.uri());
+    let store = format!("sqlite://{}/store.sqlite", s.data);
+    let server = serve(&s.config, &store, &model_base, &s.data);
+    let id = new_conversation(&server.base).await;
+    say(&server.base, &id, "How much did we spend by month?").await;
+    let waiting = say(&server.base, &id, "Add a 12.50 taxi ride").await;
+    let approval = waiting.last().unwrap()["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _) = call(
+        &server.base,
+        "DELETE",
+        &format!("/api/conversations/{id}"),
+        None,
+        false,
+    )
+    .await;
+    assert_eq!(status, 204);
+    assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/approvals/{approval}"),
+        Some(json!({"decision": "approve"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 409, "{text}");
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
 }

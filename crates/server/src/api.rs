@@ -62,6 +62,9 @@ pub(crate) struct ChangeConversation {
     /// A new title.
     #[serde(default)]
     title: Option<String>,
+    /// Another agent for the next messages.
+    #[serde(default)]
+    agent: Option<String>,
     /// Settings (replacing the given values).
     #[serde(default)]
     settings: Option<Settings>,
@@ -135,19 +138,30 @@ fn wants_stream(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.contains("text/event-stream"))
 }
 
-/// The conversation `id` if the caller may see it (its owner, or an administrator).
+/// The conversation `id` if the caller may see it (its owner, or an administrator) — or, with `write`, change
+/// it (its owner only: an administrator's run would read with the administrator's rights where the owner
+/// sees the transcript).
 async fn owned(
     shared: &Shared,
     caller: &Caller,
     id: &str,
+    write: bool,
 ) -> Api<steward_app::store::Conversation> {
-    let conversation = shared
-        .store
-        .conversation(id)
-        .await
-        .map_err(|_| ApiError::not_found("such conversation"))?;
-    if conversation.owner != caller.principal.name && !caller.admin {
+    let conversation = match shared.store.conversation(id).await {
+        Ok(c) => c,
+        Err(steward_app::store::StoreError::NotFound(_)) => {
+            return Err(ApiError::not_found("such conversation"));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mine = conversation.owner == caller.principal.name;
+    if !mine && !caller.admin {
         return Err(ApiError::not_found("such conversation"));
+    }
+    if write && !mine {
+        return Err(ApiError::forbidden(
+            "only the conversation's owner may post to it or change it (administrators may read it)",
+        ));
     }
     Ok(conversation)
 }
@@ -252,7 +266,7 @@ pub(crate) async fn get_conversation(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Api<Json<Value>> {
-    let conversation = owned(&shared, &caller, &id).await?;
+    let conversation = owned(&shared, &caller, &id, false).await?;
     let messages = shared.store.conversation_messages(&id).await?;
     let pending: Vec<Value> = match (&conversation.run_id, conversation.status.as_str()) {
         (Some(run_id), "waiting") => match shared.store.pending_run(run_id).await {
@@ -282,7 +296,7 @@ pub(crate) async fn patch_conversation(
     Path(id): Path<String>,
     Body(body): Body<ChangeConversation>,
 ) -> Api<Json<Value>> {
-    let conversation = owned(&shared, &caller, &id).await?;
+    let conversation = owned(&shared, &caller, &id, true).await?;
     let settings = match &body.settings {
         Some(s) => {
             s.check()?;
@@ -292,8 +306,14 @@ pub(crate) async fn patch_conversation(
         }
         None => None,
     };
-    let agent = body.settings.as_ref().and_then(|s| s.agent.clone());
+    let agent = body
+        .agent
+        .clone()
+        .or_else(|| body.settings.as_ref().and_then(|s| s.agent.clone()));
     if let Some(agent) = &agent {
+        if shared.app.agent_def(agent).is_none() {
+            return Err(ApiError::bad(format!("there is no agent named `{agent}`")));
+        }
         shared
             .app
             .may_run(&caller.principal, agent)
@@ -319,13 +339,18 @@ pub(crate) async fn delete_conversation(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Api<StatusCode> {
-    let conversation = owned(&shared, &caller, &id).await?;
-    if conversation.status == "running" {
-        return Err(ApiError::conflict(
-            "a message of this conversation is being answered; delete it when the answer is in",
-        ));
+    owned(&shared, &caller, &id, true).await?;
+    match shared.store.delete_conversation(&id).await? {
+        steward_app::store::Deleted::Deleted => {}
+        steward_app::store::Deleted::NotFound => {
+            return Err(ApiError::not_found("such conversation"));
+        }
+        steward_app::store::Deleted::Busy => {
+            return Err(ApiError::conflict(
+                "a message of this conversation is being answered; delete it when the answer is in",
+            ));
+        }
     }
-    shared.store.delete_conversation(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -344,29 +369,21 @@ pub(crate) async fn post_message(
     if content.is_empty() {
         return Err(ApiError::bad("the message is empty"));
     }
-    let conversation = owned(&shared, &caller, &id).await?;
+    let conversation = owned(&shared, &caller, &id, true).await?;
     let saved: Settings = serde_json::from_value(conversation.settings.clone()).unwrap_or_default();
     let settings = match &body.settings {
         Some(s) => {
             s.check()?;
-            let merged = saved.overlay(s);
-            if merged != saved {
-                let value = serde_json::to_value(&merged).map_err(ApiError::internal)?;
-                shared
-                    .store
-                    .update_conversation(&id, None, merged.agent.as_deref(), Some(&value))
-                    .await?;
-            }
-            merged
+            saved.overlay(s)
         }
-        None => saved,
+        None => saved.clone(),
     };
     let agent = settings
         .agent
         .clone()
         .unwrap_or_else(|| conversation.agent.clone());
     let home = Home::Conversation(id.clone());
-    let (turn, events) = turns::assemble(
+    let (mut turn, events) = turns::assemble(
         &shared,
         &caller.principal,
         &agent,
@@ -398,11 +415,18 @@ pub(crate) async fn post_message(
             ));
         }
     }
-    if conversation.title.is_empty() {
+    // Settings are kept once the message was taken (a refused message changes nothing).
+    if settings != saved || conversation.title.is_empty() {
+        let value = serde_json::to_value(&settings).map_err(ApiError::internal)?;
         let title: String = content.chars().take(60).collect();
         let _ = shared
             .store
-            .update_conversation(&id, Some(&title), None, None)
+            .update_conversation(
+                &id,
+                conversation.title.is_empty().then_some(title.as_str()),
+                settings.agent.as_deref(),
+                Some(&value),
+            )
             .await;
     }
     let run = turn.start(&history, content, run_id);
@@ -476,11 +500,9 @@ pub(crate) async fn decide(
     };
     let found = shared
         .store
-        .approvals(true)
-        .await?
-        .into_iter()
-        .find(|a| a.id == id)
-        .ok_or_else(|| ApiError::not_found("such approval"))?;
+        .approval(&id)
+        .await
+        .map_err(|_| ApiError::not_found("such approval"))?;
     let pending = shared.store.pending_run(&found.run_id).await?;
     let conversation = shared.store.conversation_of_run(&found.run_id).await?;
     let owner = conversation
@@ -489,32 +511,28 @@ pub(crate) async fn decide(
     if owner != caller.principal.name && !caller.admin {
         return Err(ApiError::not_found("such approval"));
     }
-    if found.decision.is_some() {
-        return Err(ApiError::conflict(format!(
-            "approval {id} was already decided ({}{})",
-            found.decision.unwrap_or_default(),
-            found
-                .decided_by
-                .map(|b| format!(" by {b}"))
-                .unwrap_or_default()
-        )));
-    }
-    shared
-        .store
-        .decide_approval(&id, &approval, &who(&caller))
-        .await?;
-    let resumed = turns::resume(&shared, &found.run_id).await?;
+    // Decided and resumed in a task of its own: a client that goes away mid-request cannot leave the decision
+    // saved and the run not resumed.
+    let task = {
+        let shared = shared.clone();
+        let by = who(&caller);
+        let found_id = found.id.clone();
+        tokio::spawn(async move { turns::decide(&shared, &found_id, approval, &by).await })
+    };
+    let resumed = task
+        .await
+        .map_err(|e| ApiError::internal(format!("deciding failed: {e}")))??;
     match resumed {
         Some(events) if wants_stream(&headers) => Ok(sse(events).into_response()),
         Some(events) => {
             let result = last_event(events).await;
-            Ok(Json(
-                json!({"id": id, "decision": body.decision, "resumed": true, "result": result}),
+            Ok(
+                Json(json!({"id": found.id, "decision": body.decision, "resumed": true, "result": result}))
+                    .into_response(),
             )
-            .into_response())
         }
         None => Ok(Json(
-            json!({"id": id, "decision": body.decision, "resumed": false, "result": null}),
+            json!({"id": found.id, "decision": body.decision, "resumed": false, "result": null}),
         )
         .into_response()),
     }

@@ -137,7 +137,7 @@ async fn answer(
         ..Settings::default()
     };
     settings.check()?;
-    let (turn, mut events) = turns::assemble(
+    let (mut turn, mut events) = turns::assemble(
         &shared,
         &caller.principal,
         &request.model,

@@ -2,7 +2,6 @@
 //! stream), the lease that says which server runs it, and where it ends — an answer, a failure, or calls that
 //! wait for approval (saved so that any server can decide and resume them).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +19,8 @@ use crate::state::{ApiError, InFlight, Settings, Shared};
 /// A runner assembled for one turn.
 pub(crate) struct Turn {
     pub(crate) runner: Runner,
+    /// The run this turn drives (its lease names it).
+    run_id: String,
     policy: Arc<steward_app::RolePolicy>,
     pub(crate) forwarder: Arc<Forwarder>,
     recorder: Arc<StoreObserver>,
@@ -147,6 +148,7 @@ pub(crate) async fn assemble(
     Ok((
         Turn {
             runner,
+            run_id: String::new(),
             policy: policy_for_turn,
             forwarder,
             recorder,
@@ -180,7 +182,8 @@ impl Turn {
     }
 
     /// A new run for `input` after `history`, with this turn's model settings.
-    pub(crate) fn start(&self, history: &[Message], input: &str, id: String) -> Run {
+    pub(crate) fn start(&mut self, history: &[Message], input: &str, id: String) -> Run {
+        self.run_id = id.clone();
         self.runner
             .start_after(history, input, id)
             .with_settings(self.settings)
@@ -216,6 +219,14 @@ pub(crate) fn spawn(shared: Arc<Shared>, turn: Turn, run: Run, home: Home) {
     });
 }
 
+/// Why driving stopped before the run did.
+enum Stopped {
+    /// The server is shutting down and its grace period is over.
+    Shutdown,
+    /// Another server took the conversation: this server's lease ran out and the turn was marked failed.
+    LostLease,
+}
+
 async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
     let mut stop = shared.stop_runs.clone();
     let mut renew = tokio::time::interval(shared.renew_every());
@@ -225,41 +236,58 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
         tokio::pin!(driving);
         loop {
             tokio::select! {
-                status = &mut driving => break Some(status),
+                status = &mut driving => break Ok(status),
                 _ = renew.tick() => {
                     if let Home::Conversation(id) = &home {
                         let until = shared.lease_until();
-                        let _ = shared.store.renew_lease(id, &shared.instance, until).await;
+                        // A store that does not answer is not a lost lease: the run goes on, and so do renewals.
+                        if let Ok(false) = shared.store.renew_lease(id, &shared.instance, run_id_of(&home, &turn), until).await {
+                            break Err(Stopped::LostLease);
+                        }
                     }
                 }
                 changed = stop.changed() => {
                     if changed.is_err() || *stop.borrow() {
-                        break None;
+                        break Err(Stopped::Shutdown);
                     }
                 }
             }
         }
     };
     let status = match status {
-        Some(status) => status,
-        None => {
-            // The server is shutting down and its grace period is over: the run ends here, saved as cancelled.
+        Ok(status) => status,
+        Err(Stopped::Shutdown) => {
+            // The run ends here, saved as cancelled.
             turn.runner.cancel(&mut run);
             RunStatus::Done(Outcome::Cancelled)
+        }
+        Err(Stopped::LostLease) => {
+            turn.runner.cancel(&mut run);
+            let _ = turn.recorder.flush().await;
+            turn.forwarder.send(json!({"type": "error", "run_id": run.id(), "outcome": "interrupted",
+                "message": "this server lost the conversation to another one (its lease ran out), so the run was stopped; send the message again"}));
+            return;
         }
     };
     let _ = turn.recorder.flush().await;
     finish(shared, &turn, &run, status, &home).await;
 }
 
-/// Ends a turn: the last event to the client, the conversation's message and status.
+/// The run a turn's lease names.
+fn run_id_of<'a>(_home: &Home, turn: &'a Turn) -> &'a str {
+    &turn.run_id
+}
+
+/// Ends a turn: the conversation's message and status first, then the last event to the client (so that a
+/// client acting on it — deciding an approval, posting again — finds the conversation settled).
 async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus, home: &Home) {
-    let (event, state, text) = match status {
+    let mut saved_at = None;
+    let (mut event, state, text) = match status {
         RunStatus::AwaitingApproval(requests) => {
             match wait(shared, turn, run, &requests, home).await {
-                Ok(event) => {
-                    let text = waiting_text(&requests);
-                    (event, "waiting", text)
+                Ok((event, at)) => {
+                    saved_at = Some(at);
+                    (event, "waiting", waiting_text(&requests))
                 }
                 Err(e) => {
                     let message = format!(
@@ -296,18 +324,36 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             )
         }
     };
-    let mut event = event;
     if let Some(by) = turn.policy.tainted_by() {
         event["tainted_by"] = json!(by);
     }
-    turn.forwarder.send(event);
     if let Home::Conversation(id) = home {
-        let events = Value::Array(turn.forwarder.kept());
-        let _ = shared
+        let mut events = turn.forwarder.kept();
+        events.push(event.clone());
+        let ended = shared
             .store
-            .end_turn(id, &shared.instance, state, Some((&text, &events)))
+            .end_turn(
+                id,
+                &shared.instance,
+                run.id(),
+                state,
+                Some((&text, &Value::Array(events))),
+            )
             .await;
+        if !matches!(ended, Ok(true)) {
+            // The conversation is no longer this turn's (another server marked it failed, or the store failed):
+            // a run waiting for approval there could never be resumed, so it is withdrawn.
+            if let Some(at) = saved_at {
+                let _ = shared.store.claim_resume(run.id(), at).await;
+            }
+            event = json!({"type": "error", "run_id": run.id(), "outcome": "interrupted",
+            "message": match ended {
+                Ok(_) => "the conversation was taken over by another server before this turn ended; send the message again".to_owned(),
+                Err(e) => format!("the turn could not be saved: {e}"),
+            }});
+        }
     }
+    turn.forwarder.send(event);
 }
 
 fn waiting_text(requests: &[ApprovalRequest]) -> String {
@@ -325,14 +371,21 @@ async fn wait(
     run: &Run,
     requests: &[ApprovalRequest],
     home: &Home,
-) -> Result<Value, ApiError> {
+) -> Result<(Value, chrono::DateTime<chrono::Utc>), ApiError> {
     let mut previews = Vec::new();
     for request in requests {
         previews.push(preview(shared, &turn.agent, &turn.principal, request).await);
     }
     let ids = shared
         .store
-        .save_pending(run, &turn.agent, &turn.principal, requests, &previews)
+        .save_pending(
+            run,
+            &turn.agent,
+            &turn.principal,
+            requests,
+            &previews,
+            turn.policy.tainted_by().as_deref(),
+        )
         .await?;
     let pending = shared.store.pending_run(run.id()).await?;
     let conversation = match home {
@@ -345,7 +398,10 @@ async fn wait(
         .filter(|a| ids.contains(&a.id))
         .map(|a| approval_json(a, conversation))
         .collect();
-    Ok(json!({"type": "approval", "run_id": run.id(), "approvals": approvals}))
+    Ok((
+        json!({"type": "approval", "run_id": run.id(), "approvals": approvals}),
+        pending.saved_at,
+    ))
 }
 
 /// What a call waiting for approval would do, when its tool can tell.
@@ -387,16 +443,40 @@ pub(crate) fn approval_json(a: &PendingApproval, conversation_id: Option<&str>) 
     })
 }
 
-/// Resumes the run `run_id` once every call it waits for is decided: the conversation is leased to this
-/// server (exactly one server resumes a run), the decisions are handed to a fresh runner and the run is driven
-/// on. `Ok(None)` when calls still wait or another server took it.
-pub(crate) async fn resume(shared: &Arc<Shared>, run_id: &str) -> Result<Option<Events>, ApiError> {
-    let pending = shared.store.pending_run(run_id).await?;
-    if pending.resumed_at.is_some() || pending.approvals.iter().any(|a| a.decision.is_none()) {
-        return Ok(None);
+/// Records `approval` of the waiting call `approval_id` by `by`, and once every call its run waits for is
+/// decided, resumes the run on this server: `Ok(None)` when calls still wait (or another server resumed it).
+///
+/// Nothing is saved unless the run can go on: a run slot is taken and the decision tried on a copy of the run
+/// first (an edit must fit the tool's schema), so a refusal (400, 503, …) leaves the call waiting. Exactly one
+/// server resumes a run (`claim_resume` compares and sets), and only the decisions of the calls the run waits
+/// for now are applied. The caller's right to decide was checked by the route.
+pub(crate) async fn decide(
+    shared: &Arc<Shared>,
+    approval_id: &str,
+    approval: steward_core::Approval,
+    by: &str,
+) -> Result<Option<Events>, ApiError> {
+    let found = shared.store.approval(approval_id).await?;
+    if let Some(taken) = &found.decision {
+        return Err(ApiError::conflict(format!(
+            "approval {} was already decided ({taken}{})",
+            found.id,
+            found
+                .decided_by
+                .as_deref()
+                .map(|b| format!(" by {b}"))
+                .unwrap_or_default()
+        )));
+    }
+    let pending = shared.store.pending_run(&found.run_id).await?;
+    if pending.resumed_at.is_some() {
+        return Err(ApiError::conflict(format!(
+            "the run of approval {} no longer waits (it was resumed or withdrawn)",
+            found.id
+        )));
     }
     let conversation = shared.store.conversation_of_run(&pending.run_id).await?;
-    let home = match &conversation {
+    let mut home = match &conversation {
         Some(c) => Home::Conversation(c.id.clone()),
         None => Home::Detached,
     };
@@ -405,7 +485,7 @@ pub(crate) async fn resume(shared: &Arc<Shared>, run_id: &str) -> Result<Option<
         .and_then(|c| serde_json::from_value(c.settings.clone()).ok())
         .unwrap_or_default();
     let question = first_input(&pending.run);
-    let (turn, events) = assemble(
+    let (mut turn, events) = assemble(
         shared,
         &pending.principal,
         &pending.agent,
@@ -414,34 +494,78 @@ pub(crate) async fn resume(shared: &Arc<Shared>, run_id: &str) -> Result<Option<
         &home,
     )
     .await?;
-    if let Home::Conversation(_) = &home {
-        let until = shared.lease_until();
-        if !shared
-            .store
-            .lease_waiting(&pending.run_id, &shared.instance, until)
-            .await?
-        {
-            return Ok(None);
+    turn.run_id = pending.run_id.clone();
+    // The decisions to apply: the calls the run waits for now, with this one.
+    let mut run = pending.run.clone();
+    let waiting = run.awaiting_approval();
+    let mut decisions = Vec::new();
+    let mut undecided = 0;
+    for request in &waiting {
+        let id = &request.call.id;
+        if *id == found.call_id {
+            decisions.push((id.clone(), approval.clone()));
+            continue;
         }
+        match pending
+            .approvals
+            .iter()
+            .find(|a| a.call_id == *id)
+            .map(steward_app::store::PendingApproval::approval)
+            .transpose()?
+            .flatten()
+        {
+            Some(decision) => decisions.push((id.clone(), decision)),
+            None => undecided += 1,
+        }
+    }
+    if !waiting.iter().any(|r| r.call.id == found.call_id) {
+        return Err(ApiError::conflict(format!(
+            "the run of approval {} no longer waits for that call",
+            found.id
+        )));
+    }
+    // Tried on a copy: an edit that does not fit the tool's schema is refused here, before anything is saved.
+    let mut trial = pending.run.clone();
+    trial
+        .decide(&found.call_id, &approval, &turn.runner.agent().tools)
+        .map_err(|e| ApiError::bad(e.to_string()))?;
+    shared
+        .store
+        .decide_approval(&found.id, &approval, by)
+        .await
+        .map_err(|e| ApiError::conflict(e.to_string()))?;
+    if undecided > 0
+        || !shared
+            .store
+            .claim_resume(&pending.run_id, pending.saved_at)
+            .await?
+    {
+        return Ok(None);
+    }
+    if let Home::Conversation(_) = &home
+        && !shared
+            .store
+            .lease_waiting(&pending.run_id, &shared.instance, shared.lease_until())
+            .await?
+    {
+        // The conversation no longer waits for this run (it was marked failed): the run goes on, its result
+        // reaches this client and the run store.
+        home = Home::Detached;
     }
     if let Some(c) = &conversation {
         turn.inherit(&shared.store.conversation_messages(&c.id).await?);
     }
-    let mut run = pending.run;
-    let mut decided = BTreeMap::new();
-    for a in &pending.approvals {
-        if let Some(approval) = a.approval()? {
-            decided.insert(a.call_id.clone(), approval);
+    if let Some(by) = &pending.tainted_by {
+        turn.policy.taint(by);
+    }
+    for (call_id, decision) in decisions {
+        if let Err(e) = turn.runner.decide(&mut run, &call_id, decision) {
+            eprintln!(
+                "steward serve: the decision on {call_id} of run {} was not applied: {e}",
+                run.id()
+            );
         }
     }
-    for (call_id, approval) in decided {
-        if let Err(e) = turn.runner.decide(&mut run, &call_id, approval) {
-            // A decision the run no longer waits for: say so on the stream and go on with the others.
-            turn.forwarder.send(json!({"type": "error", "run_id": run.id(), "outcome": "failed",
-                "message": format!("the decision on {call_id} could not be applied: {e}"), "final": false}));
-        }
-    }
-    shared.store.mark_resumed(&pending.run_id).await?;
     spawn(shared.clone(), turn, run, home);
     Ok(Some(events))
 }

@@ -359,6 +359,22 @@ async fn a_conversation_streams_its_answer_and_keeps_its_history() {
     assert_eq!(conversation["settings"]["temperature"], 0.5);
     assert_eq!(conversation["title"], "first");
 
+    // An administrator may read it, not post to it (the run would read with the administrator's rights).
+    assert_eq!(
+        s.json("GET", &format!("/api/conversations/{id}"), Some(ROOT), None)
+            .await
+            .0,
+        200
+    );
+    let (status, body) = s
+        .json(
+            "POST",
+            &format!("/api/conversations/{id}/messages"),
+            Some(ROOT),
+            Some(json!({"content": "x"})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
     // Someone else's conversation does not exist for them.
     assert_eq!(
         s.json("GET", &format!("/api/conversations/{id}"), Some(VIC), None)

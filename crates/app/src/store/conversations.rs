@@ -54,6 +54,17 @@ pub struct ConversationMessage {
     pub at: DateTime<Utc>,
 }
 
+/// What deleting a conversation did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// It is gone, with its messages.
+    Deleted,
+    /// There was none.
+    NotFound,
+    /// A turn is in flight: nothing was deleted.
+    Busy,
+}
+
 /// Why a turn could not begin.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TurnRefused {
@@ -228,22 +239,43 @@ impl RunStore {
         self.conversation(id).await
     }
 
-    /// Deletes a conversation and its messages; false when there was none.
-    pub async fn delete_conversation(&self, id: &str) -> Result<bool, StoreError> {
+    /// Deletes a conversation and its messages, unless a turn is in flight; a turn waiting for approval is
+    /// cancelled with it (its approvals can no longer be decided).
+    pub async fn delete_conversation(&self, id: &str) -> Result<Deleted, StoreError> {
         let mut tx = self.pool.begin().await?;
+        let found = tx
+            .fetch(
+                "SELECT status, run_id FROM conversations WHERE id = $1",
+                vec![Arg::from(id)],
+            )
+            .await?;
+        let Some(row) = found.first() else {
+            return Ok(Deleted::NotFound);
+        };
+        let (status, run_id) = (row.string(0)?, row.text(1)?);
+        let gone = tx
+            .execute(
+                "DELETE FROM conversations WHERE id = $1 AND status <> 'running'",
+                vec![Arg::from(id)],
+            )
+            .await?;
+        if gone == 0 {
+            return Ok(Deleted::Busy);
+        }
         tx.execute(
             "DELETE FROM conversation_messages WHERE conversation_id = $1",
             vec![Arg::from(id)],
         )
         .await?;
-        let gone = tx
-            .execute(
-                "DELETE FROM conversations WHERE id = $1",
-                vec![Arg::from(id)],
+        if let (Some(run_id), "waiting") = (run_id, status.as_str()) {
+            tx.execute(
+                "UPDATE pending_runs SET resumed_at = $1 WHERE run_id = $2 AND resumed_at IS NULL",
+                vec![Arg::from(Utc::now()), Arg::from(run_id)],
             )
             .await?;
+        }
         tx.commit().await?;
-        Ok(gone > 0)
+        Ok(Deleted::Deleted)
     }
 
     /// Begins a turn: leases the conversation to `lease_owner` until `until` for the run `run_id` and saves
@@ -316,58 +348,68 @@ impl RunStore {
         Ok(taken > 0)
     }
 
-    /// Renews the lease of a turn in flight; false when the lease is no longer `lease_owner`'s.
+    /// Renews the lease of the turn `run_id` in flight; false when the lease is no longer `lease_owner`'s
+    /// for that run (its server must then stop the run: another may have marked it failed).
     pub async fn renew_lease(
         &self,
         id: &str,
         lease_owner: &str,
+        run_id: &str,
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         let kept = tx
             .execute(
-                "UPDATE conversations SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'running'",
-                vec![Arg::from(until), Arg::from(id), Arg::from(lease_owner)],
+                "UPDATE conversations SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND run_id = $4 \
+                 AND status = 'running'",
+                vec![
+                    Arg::from(until),
+                    Arg::from(id),
+                    Arg::from(lease_owner),
+                    Arg::from(run_id),
+                ],
             )
             .await?;
         tx.commit().await?;
         Ok(kept > 0)
     }
 
-    /// Ends the turn `lease_owner` holds: sets the status (`idle`, `waiting` or `failed`), releases the lease
-    /// and adds the assistant's message, if any. False (and nothing written) when the lease was lost.
+    /// Ends the turn `run_id` that `lease_owner` holds: sets the status (`idle`, `waiting` or `failed`),
+    /// releases the lease and adds the assistant's message, if any. False (and nothing written) when the lease
+    /// was lost.
     pub async fn end_turn(
         &self,
         id: &str,
         lease_owner: &str,
+        run_id: &str,
         status: &str,
         reply: Option<(&str, &serde_json::Value)>,
     ) -> Result<bool, StoreError> {
         let now = Utc::now();
         let mut tx = self.pool.begin().await?;
-        let run = tx
-            .fetch(
-                "SELECT run_id FROM conversations WHERE id = $1 AND lease_owner = $2 AND status = 'running'",
-                vec![Arg::from(id), Arg::from(lease_owner)],
+        let ended = tx
+            .execute(
+                "UPDATE conversations SET status = $1, lease_owner = NULL, lease_until = NULL, updated_at = $2 \
+                 WHERE id = $3 AND lease_owner = $4 AND run_id = $5 AND status = 'running'",
+                vec![
+                    Arg::from(status),
+                    Arg::from(now),
+                    Arg::from(id),
+                    Arg::from(lease_owner),
+                    Arg::from(run_id),
+                ],
             )
             .await?;
-        let Some(row) = run.first() else {
+        if ended == 0 {
             return Ok(false);
-        };
-        let run_id = row.text(0)?;
-        tx.execute(
-            "UPDATE conversations SET status = $1, lease_owner = NULL, lease_until = NULL, updated_at = $2 \
-             WHERE id = $3",
-            vec![Arg::from(status), Arg::from(now), Arg::from(id)],
-        )
-        .await?;
+        }
         if let Some((content, events)) = reply {
             append(
                 &mut tx,
                 id,
                 "assistant",
                 content,
-                run_id.as_deref(),
+                Some(run_id),
                 Some(events),
                 now,
             )

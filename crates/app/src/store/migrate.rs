@@ -39,6 +39,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0004_conversations.sql"),
         postgres: include_str!("migrations/postgres_0004_conversations.sql"),
     },
+    Migration {
+        version: 5,
+        sqlite: include_str!("migrations/sqlite_0005_pending_taint.sql"),
+        postgres: include_str!("migrations/postgres_0005_pending_taint.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -41,7 +41,7 @@ use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
-pub use conversations::{Conversation, ConversationMessage, TurnRefused};
+pub use conversations::{Conversation, ConversationMessage, Deleted, TurnRefused};
 pub use observer::{CostFn, StoreObserver};
 pub use pending::{PendingApproval, PendingRun};
 

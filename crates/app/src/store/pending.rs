@@ -85,6 +85,11 @@ pub struct PendingRun {
     pub approvals: Vec<PendingApproval>,
     /// When it was resumed, if it was.
     pub resumed_at: Option<DateTime<Utc>>,
+    /// When it was saved (a run that waits again after a resume is saved again).
+    pub saved_at: DateTime<Utc>,
+    /// The tool whose outside data the run had read when it was saved: its resumption must keep treating
+    /// writes as coming after untrusted data.
+    pub tainted_by: Option<String>,
 }
 
 fn approval(row: &Row) -> Result<PendingApproval, StoreError> {
@@ -122,6 +127,7 @@ impl RunStore {
         principal: &Principal,
         requests: &[ApprovalRequest],
         previews: &[Option<String>],
+        tainted_by: Option<&str>,
     ) -> Result<Vec<String>, StoreError> {
         let state = serde_json::to_string(run).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let who =
@@ -134,13 +140,15 @@ impl RunStore {
         )
         .await?;
         tx.execute(
-            "INSERT INTO pending_runs (run_id, agent, principal, state, saved_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO pending_runs (run_id, agent, principal, state, saved_at, tainted_by) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
             vec![
                 Arg::from(run.id()),
                 Arg::from(agent),
                 Arg::from(who),
                 Arg::from(state),
                 Arg::from(now),
+                Arg::from(tainted_by.map(str::to_owned)),
             ],
         )
         .await?;
@@ -254,7 +262,7 @@ impl RunStore {
 
     /// The saved run `run_id` (or a prefix of it) with its approvals.
     pub async fn pending_run(&self, run_id: &str) -> Result<PendingRun, StoreError> {
-        const RUN: &str = "SELECT run_id, agent, principal, state, resumed_at FROM pending_runs \
+        const RUN: &str = "SELECT run_id, agent, principal, state, resumed_at, saved_at, tainted_by FROM pending_runs \
             WHERE run_id LIKE $1 ORDER BY run_id LIMIT 3";
         let wanted = run_id.trim();
         if wanted.is_empty() || wanted.contains(['%', '_']) {
@@ -296,7 +304,32 @@ impl RunStore {
             run,
             approvals,
             resumed_at: row.time(4)?,
+            saved_at: row.instant(5)?,
+            tainted_by: row.text(6)?,
         })
+    }
+
+    /// The waiting call `id` (or a prefix of it no other call shares).
+    pub async fn approval(&self, id: &str) -> Result<PendingApproval, StoreError> {
+        self.approval_by_prefix(id).await
+    }
+
+    /// Takes the saved run `run_id`, as saved at `saved_at`, to resume it: true for exactly one caller, and
+    /// only while the run was neither resumed nor saved again since.
+    pub async fn claim_resume(
+        &self,
+        run_id: &str,
+        saved_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let taken = tx
+            .execute(
+                "UPDATE pending_runs SET resumed_at = $1 WHERE run_id = $2 AND resumed_at IS NULL AND saved_at = $3",
+                vec![Arg::from(Utc::now()), Arg::from(run_id), Arg::from(saved_at)],
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(taken == 1)
     }
 
     /// Marks the saved run as resumed (its approvals are then history).

@@ -92,7 +92,8 @@ impl Auth {
                             def.name
                         );
                     }
-                    let mut p = Principal::named(def.name.clone());
+                    // Its own namespace: a token named like an OIDC subject is not that person.
+                    let mut p = Principal::named(format!("token:{}", def.name));
                     p.role = Some(role.clone());
                     p
                 }

@@ -133,7 +133,7 @@ pub(super) async fn call(
     };
     let runner = Runner::new(Arc::new(agent), models.model)
         .with_observer(Arc::new(Fanout(observers)))
-        .with_policy(policy)
+        .with_policy(policy.clone())
         .with_principal(Arc::new(principal.clone()));
     let (run, status) = runner.run(&question).await;
     if let Some(recorder) = &recorder
@@ -160,7 +160,16 @@ pub(super) async fn call(
              the SQL tools.",
             run.id()
         )),
-        RunStatus::AwaitingApproval(requests) => waiting(server, principal, &run, &requests).await,
+        RunStatus::AwaitingApproval(requests) => {
+            waiting(
+                server,
+                principal,
+                &run,
+                &requests,
+                policy.tainted_by().as_deref(),
+            )
+            .await
+        }
         _ => error(&format!(
             "ask_database could not answer: the analyst's run {} ended in a way this server does not know.",
             run.id()
@@ -174,6 +183,7 @@ async fn waiting(
     principal: &Principal,
     run: &steward_core::Run,
     requests: &[steward_core::ApprovalRequest],
+    tainted_by: Option<&str>,
 ) -> CallToolResult {
     let what: Vec<String> = requests
         .iter()
@@ -192,7 +202,7 @@ async fn waiting(
         previews.push(preview(server, principal, request).await);
     }
     match store
-        .save_pending(run, AGENT, principal, requests, &previews)
+        .save_pending(run, AGENT, principal, requests, &previews, tainted_by)
         .await
     {
         Ok(ids) => {

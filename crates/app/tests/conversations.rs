@@ -1,0 +1,148 @@
+//! Conversations and leases in the run store, on SQLite and PostgreSQL: one turn at a time, a turn ends only
+//! under its own lease, a lease that ran out is reaped once, and a waiting run is resumed by exactly one taker.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use chrono::{Duration, Utc};
+use common::*;
+use serde_json::json;
+use steward_app::store::{Deleted, RunStore, TurnRefused};
+use steward_core::{Agent, ApprovalRequest, Principal, ToolCall, Toolbox};
+
+async fn leases_hold(store: RunStore) {
+    let soon = Utc::now() + Duration::seconds(30);
+    let c = store
+        .create_conversation(&unique(), "ada", "", "assistant", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .begin_turn(&c.id, "one", "run-1", "a", soon)
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    // One turn at a time, from any server.
+    assert_eq!(
+        store
+            .begin_turn(&c.id, "two", "run-2", "b", soon)
+            .await
+            .unwrap(),
+        Err(TurnRefused::Busy)
+    );
+    assert_eq!(
+        store.delete_conversation(&c.id).await.unwrap(),
+        Deleted::Busy
+    );
+    // Only the lease holder, for its own run, renews or ends it.
+    assert!(!store.renew_lease(&c.id, "b", "run-1", soon).await.unwrap());
+    assert!(!store.renew_lease(&c.id, "a", "run-2", soon).await.unwrap());
+    assert!(store.renew_lease(&c.id, "a", "run-1", soon).await.unwrap());
+    assert!(
+        !store
+            .end_turn(&c.id, "a", "run-2", "idle", None)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .end_turn(
+                &c.id,
+                "a",
+                "run-1",
+                "idle",
+                Some(("answer one", &json!([])))
+            )
+            .await
+            .unwrap()
+    );
+    // A lease that ran out is reaped once; its server can then end nothing.
+    let past = Utc::now() - Duration::seconds(1);
+    assert_eq!(
+        store
+            .begin_turn(&c.id, "two", "run-2", "b", past)
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    assert_eq!(
+        store.reap_expired(Utc::now()).await.unwrap(),
+        vec![c.id.clone()]
+    );
+    assert!(store.reap_expired(Utc::now()).await.unwrap().is_empty());
+    assert!(
+        !store
+            .end_turn(&c.id, "b", "run-2", "idle", Some(("late", &json!([]))))
+            .await
+            .unwrap()
+    );
+    let messages = store.conversation_messages(&c.id).await.unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert!(messages[3].content.contains("stopped before it finished"));
+    assert_eq!(store.conversation(&c.id).await.unwrap().status, "failed");
+    // A failed conversation takes the next message.
+    assert_eq!(
+        store
+            .begin_turn(&c.id, "three", "run-3", "b", soon)
+            .await
+            .unwrap(),
+        Ok(())
+    );
+}
+
+async fn one_taker_resumes(store: RunStore) {
+    let agent = Agent::new("helper", "", Toolbox::new());
+    let run = agent.start_with_id("hi", steward_core::Run::generate_id());
+    let request = ApprovalRequest {
+        call: ToolCall::new("c1", "add_expense", "{}"),
+        reason: "needs approval".into(),
+    };
+    store
+        .save_pending(
+            &run,
+            "helper",
+            &Principal::named("ada"),
+            std::slice::from_ref(&request),
+            &[None],
+            Some("run_sql"),
+        )
+        .await
+        .unwrap();
+    let first = store.pending_run(run.id()).await.unwrap();
+    assert_eq!(first.tainted_by.as_deref(), Some("run_sql"));
+    // Saved again (the run waits again after a resume): a taker that read the first save gets nothing.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    store
+        .save_pending(
+            &run,
+            "helper",
+            &Principal::named("ada"),
+            &[request],
+            &[None],
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(!store.claim_resume(run.id(), first.saved_at).await.unwrap());
+    let second = store.pending_run(run.id()).await.unwrap();
+    let (a, b) = tokio::join!(
+        store.claim_resume(run.id(), second.saved_at),
+        store.claim_resume(run.id(), second.saved_at)
+    );
+    assert_eq!([a.unwrap(), b.unwrap()].iter().filter(|t| **t).count(), 1);
+}
+
+#[tokio::test]
+async fn leases_hold_on_sqlite() {
+    leases_hold(RunStore::open(Some(&sqlite_url())).await.unwrap()).await;
+    one_taker_resumes(RunStore::open(Some(&sqlite_url())).await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn leases_hold_on_postgres() {
+    let Some(url) = pg_url().await else { return };
+    leases_hold(RunStore::open(Some(&url)).await.unwrap()).await;
+    one_taker_resumes(RunStore::open(Some(&url)).await.unwrap()).await;
+}
