@@ -93,6 +93,8 @@ async fn bench(conversations: usize) {
     .await;
     reports.push(report);
     drop(server);
+    // A store of 1,000 conversations and their runs is tens of megabytes: not kept after each run.
+    let _ = std::fs::remove_dir_all(&dir);
 
     // 2. Two servers, one PostgreSQL store: conversation i is created on server i % 2 and its message posted
     //    to the other one, so every turn reads a conversation the other server wrote.
@@ -131,6 +133,8 @@ async fn bench(conversations: usize) {
         )
         .await;
         reports.push(report);
+        drop((a, b));
+        let _ = std::fs::remove_dir_all(&dir);
     } else {
         println!("\n2 servers, PostgreSQL: SKIPPED (no PostgreSQL at 127.0.0.1:5432)");
     }
