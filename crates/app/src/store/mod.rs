@@ -49,6 +49,8 @@ use engine::{Pool, one_line};
 
 /// How long SQLite waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+/// Connections of a PostgreSQL store's pool.
+const PG_CONNECTIONS: u32 = 16;
 /// How long opening a PostgreSQL store may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -318,8 +320,11 @@ impl RunStore {
                 })?
                 .map_err(fail)?;
         let _ = probe.close().await;
+        // Every run writes through its own writer task; a server runs many at once, and PostgreSQL commits
+        // concurrent transactions together (one log flush for several), so more connections mean more runs
+        // per flush. SQLite has one writer whatever the pool.
         let pool = PgPoolOptions::new()
-            .max_connections(4)
+            .max_connections(PG_CONNECTIONS)
             .acquire_timeout(CONNECT_TIMEOUT)
             .connect_lazy_with(options);
         Self::ready(Pool::Postgres(pool), shown).await
