@@ -1,0 +1,56 @@
+//! # steward-eval
+//!
+//! How well does a text-to-SQL system answer? Load a data set — Spider, BIRD, defog sql-eval or Steward's
+//! own YAML ([`Dataset`]) —, score predicted SQL by executing it next to the gold SQL and comparing the rows
+//! the way each benchmark's official scorer does ([`Semantics`], [`matches()`]), log one [`Verdict`] per
+//! question as it comes ([`VerdictLog`], resumable), and sum a run up ([`Summary`]: Markdown and SVG).
+//!
+//! Scoring a predictions file (one SQL per line, as the official scripts take it):
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use steward_eval::{Dataset, ScoreOptions, Scorer, Summary, VerdictLog, finished_ids, read_predictions, read_verdicts};
+//!
+//! # async fn run() -> Result<(), steward_eval::EvalError> {
+//! let dataset = Dataset::load(Path::new("testdata/spider-slice"), None)?; // format guessed: Spider
+//! let predictions = read_predictions(Path::new("pred.sql"), dataset.items.len())?;
+//! let log_path = Path::new("verdicts.jsonl");
+//! let done = finished_ids(log_path)?; // resume: skip what an earlier run finished
+//! let mut log = VerdictLog::open(log_path)?;
+//! let mut scorer = Scorer::new(ScoreOptions::new(dataset.semantics));
+//! for (item, sql) in dataset.items.iter().zip(&predictions) {
+//!     if !done.contains(&item.id) {
+//!         let verdict = scorer.score(&dataset, item, sql, None).await?;
+//!         log.append(&verdict)?;
+//!     }
+//! }
+//! let summary = Summary::of(&read_verdicts(log_path)?);
+//! println!("{}", summary.to_markdown());
+//! std::fs::write("report.svg", summary.to_svg()).ok();
+//! # Ok(()) }
+//! ```
+//!
+//! A model run builds its verdicts itself: [`Verdict::for_item`], then its SQL scored with
+//! [`score_item_with`] and the model's attempts, calls, tokens, latency and cost filled in.
+//!
+//! Where the scoring departs from the official scripts, and why, is written next to each rule (see
+//! [`Semantics`] and the `score` module's files).
+
+mod dataset;
+mod error;
+mod predict;
+mod results;
+mod score;
+mod scorer;
+mod sqltext;
+mod summary;
+mod svg;
+
+pub use dataset::{Dataset, Format, Item};
+pub use error::EvalError;
+pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with};
+pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
+pub use score::{Rows, Semantics, answer_matches, matches};
+pub use scorer::Scorer;
+pub use sqltext::remove_distinct;
+pub use summary::{Latency, Summary, Tally};

@@ -1,0 +1,250 @@
+//! Scoring SQL that is already written: a predictions file (one query per question, as the official scripts
+//! take it), or one query for one question.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use steward_sql::{Database, QueryLimits};
+
+use crate::dataset::Item;
+use crate::error::EvalError;
+use crate::results::Verdict;
+use crate::score::{Rows, Semantics, answer_matches, matches};
+use crate::sqltext::{remove_distinct, spider_postprocess};
+
+/// The predicted queries of a file, one per question in data set order; there must be exactly `n_items`.
+///
+/// - A text file has one query per line. A tab ends the query: Spider's gold files (`SQL\tdb_id`) and
+///   BIRD's (`SQL\t----- bird -----\tdb_id`) read as predictions too, as the official Spider script takes
+///   the first tab-separated field. Trailing empty lines are ignored; an empty line elsewhere is a question
+///   without a prediction (scored wrong).
+/// - A `.json` file is BIRD's predictions object (`{"0": "SQL\t----- bird -----\tdb_id", …}`, keys from 0)
+///   or a list of strings.
+pub fn read_predictions(path: &Path, n_items: usize) -> Result<Vec<String>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EvalError::io(path, e))?;
+    let json = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let predictions = if json {
+        from_json(path, &text, n_items)?
+    } else {
+        let mut lines: Vec<&str> = text.lines().collect();
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        lines.into_iter().map(first_field).collect()
+    };
+    if predictions.len() != n_items {
+        return Err(EvalError::malformed(
+            path,
+            None,
+            format!(
+                "{} predictions for {n_items} questions; give one query per question, in the data set's order",
+                predictions.len()
+            ),
+        ));
+    }
+    Ok(predictions)
+}
+
+/// The query before the first tab, trimmed.
+fn first_field(line: &str) -> String {
+    line.split('\t').next().unwrap_or("").trim().to_owned()
+}
+
+fn from_json(path: &Path, text: &str, n_items: usize) -> Result<Vec<String>, EvalError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| EvalError::malformed(path, Some(e.line() as u64), format!("not JSON: {e}")))?;
+    let as_text = |key: &str, v: &Value| match v {
+        Value::String(s) => Ok(first_field(s)),
+        Value::Null => Ok(String::new()),
+        _ => Err(EvalError::malformed(
+            path,
+            None,
+            format!("prediction {key} is not a string"),
+        )),
+    };
+    match value {
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| as_text(&i.to_string(), v))
+            .collect(),
+        Value::Object(map) => (0..n_items.max(map.len()))
+            .map(|i| {
+                let key = i.to_string();
+                map.get(&key).map_or_else(
+                    || {
+                        Err(EvalError::malformed(
+                            path,
+                            None,
+                            format!(
+                                "no prediction for question {key}; keys run from 0 to {}",
+                                n_items.saturating_sub(1)
+                            ),
+                        ))
+                    },
+                    |v| as_text(&key, v),
+                )
+            })
+            .collect(),
+        _ => Err(EvalError::malformed(
+            path,
+            None,
+            "expected an object of predictions by question number, or a list",
+        )),
+    }
+}
+
+/// How to score: the semantics, the Spider scorer's `--keep_distinct`, and the limits each query runs
+/// under.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ScoreOptions {
+    /// Whose idea of "the same result" applies.
+    pub semantics: Semantics,
+    /// Spider only: run both queries as written. By default `DISTINCT` is removed from both, as the official
+    /// Spider scorer does unless given `--keep_distinct`.
+    pub keep_distinct: bool,
+    /// The row cap, byte cap and time limit of every query. A result that passes a cap cannot be scored:
+    /// "too many rows to score".
+    pub limits: QueryLimits,
+}
+
+impl ScoreOptions {
+    /// The options of `semantics`: DISTINCT removed (Spider), up to 100,000 rows and 256 MiB per result,
+    /// and the official scorer's time limit (Spider 60 s, BIRD 30 s, defog 10 s).
+    pub fn new(semantics: Semantics) -> Self {
+        let seconds = match semantics {
+            Semantics::Spider => 60,
+            Semantics::Bird => 30,
+            Semantics::Defog => 10,
+        };
+        Self {
+            semantics,
+            keep_distinct: false,
+            limits: QueryLimits {
+                max_rows: 100_000,
+                max_bytes: 256 << 20,
+                timeout: Duration::from_secs(seconds),
+            },
+        }
+    }
+
+    /// The same with `keep_distinct` set.
+    pub fn with_keep_distinct(mut self, keep: bool) -> Self {
+        self.keep_distinct = keep;
+        self
+    }
+
+    /// The same with other limits.
+    pub fn with_limits(mut self, limits: QueryLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A query as the official scorer runs it: Spider joins `> =` and drops `DISTINCT` (unless kept);
+    /// the others run it as written.
+    pub fn prepare(&self, sql: &str) -> String {
+        match self.semantics {
+            Semantics::Spider => {
+                let sql = spider_postprocess(sql);
+                if self.keep_distinct {
+                    sql
+                } else {
+                    remove_distinct(&sql)
+                }
+            }
+            _ => sql.to_owned(),
+        }
+    }
+}
+
+/// Scores `predicted_sql` for `item` on `db` with the default options of `semantics`
+/// ([`ScoreOptions::new`]).
+pub async fn score_item(
+    item: &Item,
+    predicted_sql: &str,
+    db: &Database,
+    semantics: Semantics,
+) -> Verdict {
+    score_item_with(item, predicted_sql, db, &ScoreOptions::new(semantics)).await
+}
+
+/// Scores `predicted_sql` for `item` on `db`: runs it read-only, then each gold alternative until one
+/// matches. A prediction that fails is wrong, with its error; a gold query that fails is a fault of the data
+/// set, reported in [`Verdict::gold_error`]. A question with only an expected answer is right when the
+/// prediction's single row holds it. `latency_ms` is the predicted query's run time.
+pub async fn score_item_with(
+    item: &Item,
+    predicted_sql: &str,
+    db: &Database,
+    options: &ScoreOptions,
+) -> Verdict {
+    let mut verdict = Verdict::for_item(item);
+    verdict.predicted_sql = Some(predicted_sql.to_owned());
+    verdict.attempts = 1;
+    if predicted_sql.trim().is_empty() {
+        verdict.error = Some("no SQL was predicted".to_owned());
+        return verdict;
+    }
+    let started = Instant::now();
+    let predicted = run(db, &options.prepare(predicted_sql), &options.limits).await;
+    verdict.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let predicted = match predicted {
+        Ok(rows) => rows,
+        Err(error) => {
+            verdict.error = Some(error);
+            return verdict;
+        }
+    };
+    verdict.rows = Some(predicted.rows.len());
+    if item.gold.is_empty() {
+        match &item.expected_answer {
+            Some(answer) => verdict.correct = answer_matches(answer, &predicted),
+            None => {
+                verdict.gold_error =
+                    Some("the question has neither gold SQL nor an expected answer".to_owned())
+            }
+        }
+        return verdict;
+    }
+    let mut failures = Vec::new();
+    for (k, gold_sql) in item.gold.iter().enumerate() {
+        let gold_sql = options.prepare(gold_sql);
+        match run(db, &gold_sql, &options.limits).await {
+            Ok(gold) => {
+                if matches(options.semantics, &gold, &predicted, &gold_sql) {
+                    verdict.correct = true;
+                    break;
+                }
+            }
+            Err(error) if item.gold.len() > 1 => {
+                failures.push(format!("gold alternative {} failed: {error}", k + 1))
+            }
+            Err(error) => failures.push(format!("the gold SQL failed: {error}")),
+        }
+    }
+    if !verdict.correct && !failures.is_empty() {
+        verdict.gold_error = Some(format!(
+            "data set error in question {}: {}",
+            item.id,
+            failures.join("; ")
+        ));
+    }
+    verdict
+}
+
+/// Runs one query read-only; its rows, or why there are none to score.
+pub(crate) async fn run(db: &Database, sql: &str, limits: &QueryLimits) -> Result<Rows, String> {
+    match db.query_read_only(sql, &[], limits).await {
+        Ok(result) if result.truncated => Err(format!(
+            "too many rows to score: the result passes {} rows or {} bytes",
+            limits.max_rows, limits.max_bytes
+        )),
+        Ok(result) => Ok(Rows::from(result)),
+        Err(error) => Err(error.to_string()),
+    }
+}
