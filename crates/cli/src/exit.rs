@@ -10,13 +10,15 @@ pub(crate) const USAGE: u8 = 2;
 pub(crate) const MODEL_FAILED: u8 = 3;
 /// The run waits for a person's approval, and no one at a terminal could give it.
 pub(crate) const NEEDS_APPROVAL: u8 = 4;
+/// `steward eval`: the accuracy is below `--min-accuracy`.
+pub(crate) const BELOW_MIN_ACCURACY: u8 = 5;
 /// Interrupted with Ctrl-C.
 pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Shown under `--help`.
 pub(crate) const HELP: &str = "Exit codes: 0 answered (sql: allowed, or rows returned), 1 stopped by a step, token or \
 time limit (sql: refused or the query failed), 2 bad usage or configuration (a model, a database URL), 3 the model or \
-provider failed, 4 the run waits for approval (no terminal to ask at), 130 interrupted.";
+provider failed, 4 the run waits for approval (no terminal to ask at), 5 eval: the accuracy is below --min-accuracy, 130 interrupted.";
 
 /// The exit code for an error that ended a command before or outside a run.
 pub(crate) fn code_for(error: &anyhow::Error) -> u8 {

@@ -8,6 +8,7 @@ mod chat;
 mod config_cmd;
 mod db;
 mod demo;
+mod eval;
 mod exit;
 mod format;
 mod init;
@@ -86,6 +87,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve the tools, ask_database and the schema to an MCP client over standard input and output.
     Mcp(mcp::McpArgs),
+    /// Measure an agent on a text-to-SQL data set (Spider, BIRD, defog, Steward's own), or score given SQL.
+    Eval(eval::EvalArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::Audit(command) => runtime.block_on(audit::run(command)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
+        Command::Eval(args) => runtime.block_on(eval::run(args)),
     };
     let code = match result {
         Ok(code) => code,

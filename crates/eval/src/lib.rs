@@ -31,7 +31,9 @@
 //! ```
 //!
 //! A model run builds its verdicts itself: [`Verdict::for_item`], then its SQL scored with
-//! [`score_item_with`] and the model's attempts, calls, tokens, latency and cost filled in.
+//! [`score_item_with`] (or, for a structured query whose values were bound as parameters, the rows it
+//! returned with [`score_result_with`]) and the model's attempts, calls, tokens, latency and cost filled in.
+//! `steward eval` does this for Steward's agents.
 //!
 //! Where the scoring departs from the official scripts, and why, is written next to each rule (see
 //! [`Semantics`] and the `score` module's files).
@@ -48,7 +50,7 @@ mod svg;
 
 pub use dataset::{Dataset, Format, Item};
 pub use error::EvalError;
-pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with};
+pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, score_result_with};
 pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
 pub use score::{Rows, Semantics, answer_matches, matches};
 pub use scorer::Scorer;

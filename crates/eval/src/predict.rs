@@ -200,23 +200,54 @@ pub async fn score_item_with(
             return verdict;
         }
     };
+    judge(&mut verdict, item, &predicted, db, options).await;
+    verdict
+}
+
+/// Scores a result a prediction already produced, for a query that cannot simply be run again: an agent's
+/// structured query whose values were bound as parameters (its `sql` then shows placeholders; it is kept in
+/// the verdict as written). The gold is run and compared as in [`score_item_with`]; `predicted` is taken as
+/// it is (the caller checks that it was not cut short). `latency_ms` is left at 0 for the caller.
+pub async fn score_result_with(
+    item: &Item,
+    sql: &str,
+    predicted: &Rows,
+    db: &Database,
+    options: &ScoreOptions,
+) -> Verdict {
+    let mut verdict = Verdict::for_item(item);
+    verdict.predicted_sql = Some(sql.to_owned());
+    verdict.attempts = 1;
+    judge(&mut verdict, item, predicted, db, options).await;
+    verdict
+}
+
+/// Compares `predicted` with `item`'s gold (each alternative until one matches) or its expected answer, and
+/// records the outcome in `verdict`.
+async fn judge(
+    verdict: &mut Verdict,
+    item: &Item,
+    predicted: &Rows,
+    db: &Database,
+    options: &ScoreOptions,
+) {
     verdict.rows = Some(predicted.rows.len());
     if item.gold.is_empty() {
         match &item.expected_answer {
-            Some(answer) => verdict.correct = answer_matches(answer, &predicted),
+            Some(answer) => verdict.correct = answer_matches(answer, predicted),
             None => {
                 verdict.gold_error =
                     Some("the question has neither gold SQL nor an expected answer".to_owned())
             }
         }
-        return verdict;
+        return;
     }
     let mut failures = Vec::new();
     for (k, gold_sql) in item.gold.iter().enumerate() {
         let gold_sql = options.prepare(gold_sql);
         match run(db, &gold_sql, &options.limits).await {
             Ok(gold) => {
-                if matches(options.semantics, &gold, &predicted, &gold_sql) {
+                if matches(options.semantics, &gold, predicted, &gold_sql) {
                     verdict.correct = true;
                     break;
                 }
@@ -234,7 +265,6 @@ pub async fn score_item_with(
             failures.join("; ")
         ));
     }
-    verdict
 }
 
 /// Runs one query read-only; its rows, or why there are none to score.

@@ -5,7 +5,9 @@
 
 mod common;
 
-use steward_eval::{Item, ScoreOptions, Semantics, Verdict, score_item, score_item_with};
+use steward_eval::{
+    Item, Rows, ScoreOptions, Semantics, Verdict, score_item, score_item_with, score_result_with,
+};
 use steward_sql::{Database, QueryLimits};
 
 async fn shop() -> Database {
@@ -210,5 +212,35 @@ async fn nulls_and_numbers_from_a_database() {
         .await;
         assert!(!v.correct, "{semantics}: NULL is not 0");
     }
+    db.close().await;
+}
+
+#[tokio::test]
+async fn a_result_already_produced_is_scored_as_it_is() {
+    // An agent's structured query: its SQL has placeholders, its rows are what it returned.
+    let db = shop().await;
+    let options = ScoreOptions::new(Semantics::Defog);
+    let item = item(&["SELECT name FROM c WHERE city = 'London'"]);
+    let sql = "SELECT \"name\" FROM \"c\" WHERE \"city\" = ? LIMIT 100";
+    let right = Rows::new(
+        vec!["name".into()],
+        vec![vec!["Alan".into()], vec!["Ada".into()]],
+    );
+    let v = score_result_with(&item, sql, &right, &db, &options).await;
+    assert!(v.correct, "{v:?}");
+    assert_eq!(
+        (v.predicted_sql.as_deref(), v.rows, v.attempts, v.latency_ms),
+        (Some(sql), Some(2), 1, 0)
+    );
+    let wrong = Rows::new(vec!["name".into()], vec![vec!["Grace".into()]]);
+    let v = score_result_with(&item, sql, &wrong, &db, &options).await;
+    assert!(
+        !v.correct && v.error.is_none() && v.gold_error.is_none(),
+        "{v:?}"
+    );
+    // The gold still runs: a failing gold is the data set's fault.
+    let broken = self::item(&["SELECT name FROM nowhere"]);
+    let v = score_result_with(&broken, sql, &right, &db, &options).await;
+    assert!(!v.correct && v.gold_error.is_some(), "{v:?}");
     db.close().await;
 }
