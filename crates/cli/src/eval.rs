@@ -45,6 +45,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "spider|bird|defog|steward", value_parser = parse_format)]
     format: Option<Format>,
 
+    // This text is `--help`, where `<db>` is a placeholder, not an HTML tag.
+    #[allow(rustdoc::invalid_html_tags)]
     /// Where the databases are: a folder (holding <db>/<db>.sqlite or <db>.sqlite), a SQLite file, a URL for
     /// every question, or a URL template with {db} (postgres://postgres@127.0.0.1/{db}). Default: next to the
     /// data set (Spider, BIRD); the demo database for Steward's demo benchmark.
@@ -70,6 +72,8 @@ pub(crate) struct EvalArgs {
     )]
     concurrency: usize,
 
+    // This text is `--help`, where `<data set>` is a placeholder, not an HTML tag.
+    #[allow(rustdoc::invalid_html_tags)]
     /// The verdict log (JSON lines, one per question, appended as each is scored; a rerun skips the questions
     /// it has). Default: steward/eval/<data set>-<model or predictions>.jsonl in the data folder
     /// ($XDG_DATA_HOME or ~/.local/share).
