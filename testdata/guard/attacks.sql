@@ -21,6 +21,8 @@
 --   guard:   the reason code the guard (offline and live) gives
 -- Placeholders: {file} is a fresh path under /tmp, {pid} the id of another live connection.
 -- Everything after the header lines, up to the next `-- name:`, is the SQL, sent as it is.
+-- The tables, sequences and functions the blocks use are made by setup/<engine>.sql. `steward eval guard`
+-- runs the same corpus as a benchmark (held / escaped by class, false refusals).
 
 -- ## Stacked statements hidden by quote, escape and comment tricks
 

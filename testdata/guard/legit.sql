@@ -1,7 +1,8 @@
 -- Unusual but legitimate reads. `crates/sql/tests/attacks.rs` runs every block through `Database::query`
 -- with the live guard on each engine listed: it must be allowed and return at least one row.
 -- The header lines are those of attacks.sql (name, engines, expect: runs); the tables are
--- projects(id, name, status, created, meta), tasks(id, project_id, title, hours, done), labels(id, trim).
+-- projects(id, name, status, created, meta), tasks(id, project_id, title, hours, done), labels(id, trim), made by
+-- setup/<engine>.sql.
 
 -- ## Window functions, FILTER, LATERAL, DISTINCT ON, grouping
 

@@ -7,6 +7,7 @@
 //! agent (see `agent`), keeps the log and shows the figures (see `report`).
 
 mod agent;
+mod guard;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -116,9 +117,14 @@ pub(crate) struct EvalArgs {
     model: ModelArgs,
 }
 
-/// The subcommands of `steward eval` (none yet: `steward eval --dataset …` is the text-to-SQL evaluation).
+/// The subcommands of `steward eval` (`steward eval --dataset …` is the text-to-SQL evaluation).
 #[derive(Subcommand, Debug)]
-enum EvalCommand {}
+enum EvalCommand {
+    /// The guard benchmark: every attack of the corpus by class, run on a real engine and judged by its
+    /// effect (held or escaped), and the legitimate reads it must allow (false refusals). Exit code 1 when an
+    /// attack escaped.
+    Guard(guard::GuardArgs),
+}
 
 /// The format of `--format`.
 fn parse_format(text: &str) -> Result<Format, String> {
@@ -181,7 +187,9 @@ pub(crate) enum Fatal {
 /// Runs `steward eval`.
 pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
     if let Some(command) = args.command {
-        match command {}
+        return match command {
+            EvalCommand::Guard(guard) => guard::run(guard).await,
+        };
     }
     let Some(path) = args.dataset.as_deref() else {
         anyhow::bail!(

@@ -41,6 +41,10 @@ pub enum EvalError {
         #[source]
         source: steward_sql::SqlError,
     },
+    /// The guard benchmark could not set up its databases: a server that cannot be reached, a role that may
+    /// not create databases, fixtures that failed.
+    #[error("{0}")]
+    Setup(String),
 }
 
 impl EvalError {

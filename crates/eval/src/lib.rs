@@ -35,11 +35,16 @@
 //! returned with [`score_result_with`]) and the model's attempts, calls, tokens, latency and cost filled in.
 //! `steward eval` does this for Steward's agents.
 //!
+//! The guard benchmark ([`run_guard_bench`]) is the other side of an agent's SQL: the attack corpus of
+//! `testdata/guard`, by class, run on a real engine through the guard and judged by its effect, and the
+//! legitimate reads the guard must not refuse (`steward eval guard`).
+//!
 //! Where the scoring departs from the official scripts, and why, is written next to each rule (see
 //! [`Semantics`] and the `score` module's files).
 
 mod dataset;
 mod error;
+mod guard;
 mod predict;
 mod results;
 mod score;
@@ -50,6 +55,10 @@ mod svg;
 
 pub use dataset::{Dataset, Format, Item};
 pub use error::EvalError;
+pub use guard::{
+    AttackOutcome, AttackResult, AttackTally, Effect, GuardCase, GuardCorpus, GuardEngine,
+    GuardReport, PassTally, ReadOutcome, ReadResult, ReadTally, run_guard_bench,
+};
 pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, score_result_with};
 pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
 pub use score::{Rows, Semantics, answer_matches, matches};
