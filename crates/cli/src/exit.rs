@@ -17,7 +17,7 @@ pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Shown under `--help`.
 pub(crate) const HELP: &str = "Exit codes: 0 answered (sql: allowed, or rows returned), 1 stopped by a step, token or \
-time limit (sql: refused or the query failed), 2 bad usage or configuration (a model, a database URL), 3 the model or \
+time limit (sql: refused or the query failed; eval guard: an attack escaped or a read was refused), 2 bad usage or configuration (a model, a database URL), 3 the model or \
 provider failed, 4 the run waits for approval (no terminal to ask at), 5 eval: the accuracy is below --min-accuracy, 130 interrupted.";
 
 /// The exit code for an error that ended a command before or outside a run.
