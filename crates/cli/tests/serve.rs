@@ -39,6 +39,18 @@ async fn call(
     (status, response.text().await.unwrap())
 }
 
+/// Decides the approval `id` with `body`, as a stream of the resumed run's events or as JSON.
+async fn decide(base: &str, id: &str, body: Value, stream: bool) -> (u16, String) {
+    call(
+        base,
+        "POST",
+        &format!("/api/approvals/{id}"),
+        Some(body),
+        stream,
+    )
+    .await
+}
+
 async fn get(base: &str, path: &str) -> Value {
     let (status, text) = call(base, "GET", path, None, false).await;
     assert_eq!(status, 200, "{path}: {text}");
@@ -220,11 +232,10 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
     assert_eq!(conversation["pending"][0]["id"], approval_id.as_str());
 
     // 4. Approved on the new server: the run goes on, streamed, and the row is written once.
-    let (status, text) = call(
+    let (status, text) = decide(
         &server.base,
-        "POST",
-        &format!("/api/approvals/{approval_id}"),
-        Some(json!({"decision": "approve"})),
+        &approval_id,
+        json!({"decision": "approve"}),
         true,
     )
     .await;
@@ -252,11 +263,10 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
     assert_eq!(conversation["status"], "idle");
     assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
     // Deciding again is refused.
-    let (status, _) = call(
+    let (status, _) = decide(
         &server.base,
-        "POST",
-        &format!("/api/approvals/{approval_id}"),
-        Some(json!({"decision": "approve"})),
+        &approval_id,
+        json!({"decision": "approve"}),
         false,
     )
     .await;
@@ -302,14 +312,7 @@ async fn two_servers_on_one_postgres_store_share_conversations_and_approvals() {
         get(&a.base, "/api/approvals").await[0]["id"],
         approval_id.as_str()
     );
-    let (status, text) = call(
-        &a.base,
-        "POST",
-        &format!("/api/approvals/{approval_id}"),
-        Some(json!({"decision": "approve"})),
-        false,
-    )
-    .await;
+    let (status, text) = decide(&a.base, &approval_id, json!({"decision": "approve"}), false).await;
     assert_eq!(status, 200, "{text}");
     let decided: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(decided["resumed"], true);
@@ -414,11 +417,10 @@ async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_with_the_ne
         .as_str()
         .unwrap()
         .to_owned();
-    let (status, text) = call(
+    let (status, text) = decide(
         &server.base,
-        "POST",
-        &format!("/api/approvals/{approval}"),
-        Some(json!({"decision": "deny", "reason": "that ride was private"})),
+        &approval,
+        json!({"decision": "deny", "reason": "that ride was private"}),
         false,
     )
     .await;
@@ -446,11 +448,10 @@ async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_with_the_ne
         json!("20"),
         json!({"description": "x", "net_amount": "lots", "date": "2026-11-21"}),
     ] {
-        let (status, text) = call(
+        let (status, text) = decide(
             &server.base,
-            "POST",
-            &format!("/api/approvals/{approval}"),
-            Some(json!({"decision": "edit", "arguments": bad})),
+            &approval,
+            json!({"decision": "edit", "arguments": bad}),
             false,
         )
         .await;
@@ -460,11 +461,10 @@ async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_with_the_ne
             approval.as_str()
         );
     }
-    let (status, text) = call(
+    let (status, text) = decide(
         &server.base,
-        "POST",
-        &format!("/api/approvals/{approval}"),
-        Some(json!({"decision": "edit", "arguments": serde_json::from_str::<Value>(edited).unwrap()})),
+        &approval,
+        json!({"decision": "edit", "arguments": serde_json::from_str::<Value>(edited).unwrap()}),
         false,
     )
     .await;
@@ -607,11 +607,10 @@ async fn deleting_a_conversation_that_waits_withdraws_its_approval() {
     assert_eq!(status, 204);
     assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
     let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
-    let (status, text) = call(
+    let (status, text) = decide(
         &server.base,
-        "POST",
-        &format!("/api/approvals/{approval}"),
-        Some(json!({"decision": "approve"})),
+        &approval,
+        json!({"decision": "approve"}),
         false,
     )
     .await;
