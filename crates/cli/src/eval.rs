@@ -8,6 +8,7 @@
 
 mod agent;
 mod report;
+mod retrieval;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::IsTerminal;
@@ -112,9 +113,12 @@ pub(crate) struct EvalArgs {
     model: ModelArgs,
 }
 
-/// The subcommands of `steward eval` (none yet: `steward eval --dataset …` is the text-to-SQL evaluation).
+/// The subcommands of `steward eval` (`steward eval --dataset …` itself is the text-to-SQL evaluation).
 #[derive(Subcommand, Debug)]
-enum EvalCommand {}
+enum EvalCommand {
+    /// Retrieval, no model: are the tables each gold query reads in the schema context, per token budget?
+    Retrieval(retrieval::RetrievalArgs),
+}
 
 /// The format of `--format`.
 fn parse_format(text: &str) -> Result<Format, String> {
@@ -177,7 +181,9 @@ pub(crate) enum Fatal {
 /// Runs `steward eval`.
 pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
     if let Some(command) = args.command {
-        match command {}
+        match command {
+            EvalCommand::Retrieval(retrieval) => return retrieval::run(retrieval).await,
+        }
     }
     let Some(path) = args.dataset.as_deref() else {
         anyhow::bail!(

@@ -42,6 +42,7 @@ mod dataset;
 mod error;
 mod predict;
 mod results;
+mod retrieval;
 mod score;
 mod scorer;
 mod sqltext;
@@ -52,6 +53,10 @@ pub use dataset::{Dataset, Format, Item};
 pub use error::EvalError;
 pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, score_result_with};
 pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
+pub use retrieval::{
+    Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
+    SourceSpec, Split, SplitFigures, build_benchmark, measure,
+};
 pub use score::{Rows, Semantics, answer_matches, matches};
 pub use scorer::Scorer;
 pub use sqltext::remove_distinct;

@@ -9,65 +9,92 @@ use crate::catalog::{Catalog, Table, is_textual};
 const MAX_HOPS: usize = 3;
 /// Most chosen tables whose pairwise paths are added.
 const MAX_CONNECTED: usize = 8;
-/// The tables relevant to a question, best first, with the tables that connect them; then the others. The
-/// second value is how many are relevant.
-pub(super) fn ranked(catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
-    let query: Vec<String> = terms(question);
-    let docs: Vec<Fields> = catalog.tables.iter().map(Fields::of).collect();
-    let n = docs.len() as f64;
-    let idf: Vec<f64> = query
-        .iter()
-        .map(|term| {
-            let df = docs.iter().filter(|d| d.weight(term) > 0.0).count() as f64;
-            (1.0 + n / (1.0 + df)).ln()
-        })
-        .collect();
-    let mut scores: Vec<(f64, usize)> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, doc)| {
-            let score: f64 = query
-                .iter()
-                .zip(&idf)
-                .map(|(term, idf)| doc.weight(term) * idf)
-                .sum();
-            (score, i)
-        })
-        .filter(|(score, _)| *score > 0.0)
-        .collect();
-    scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
-    if chosen.is_empty() {
-        return ((0..catalog.tables.len()).collect(), catalog.tables.len());
+/// A catalog's tables as words, with how many tables hold each word, and its foreign-key graph.
+pub(crate) struct Ranker {
+    docs: Vec<Fields>,
+    /// Tables holding each word.
+    df: BTreeMap<String, usize>,
+    graph: Vec<Vec<usize>>,
+}
+
+impl Ranker {
+    pub(super) fn new(catalog: &Catalog) -> Self {
+        let docs: Vec<Fields> = catalog.tables.iter().map(Fields::of).collect();
+        let mut df: BTreeMap<String, usize> = BTreeMap::new();
+        for doc in &docs {
+            for (word, weight) in &doc.words {
+                if *weight > 0.0 {
+                    *df.entry(word.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+        Self {
+            docs,
+            df,
+            graph: fk_graph(catalog),
+        }
     }
-    let mut order: Vec<usize> = Vec::new();
-    let mut placed = vec![false; catalog.tables.len()];
-    let graph = fk_graph(catalog);
-    let top: Vec<usize> = chosen.iter().copied().take(MAX_CONNECTED).collect();
-    for (k, &a) in chosen.iter().enumerate() {
-        if !placed[a] {
-            placed[a] = true;
-            order.push(a);
+
+    /// The tables relevant to a question, best first, with the tables that connect them; then the others.
+    /// The second value is how many are relevant.
+    pub(super) fn ranked(&self, catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
+        let query: Vec<String> = terms(question);
+        let docs = &self.docs;
+        let n = docs.len() as f64;
+        let idf: Vec<f64> = query
+            .iter()
+            .map(|term| {
+                let df = self.df.get(term).copied().unwrap_or(0) as f64;
+                (1.0 + n / (1.0 + df)).ln()
+            })
+            .collect();
+        let mut scores: Vec<(f64, usize)> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, doc)| {
+                let score: f64 = query
+                    .iter()
+                    .zip(&idf)
+                    .map(|(term, idf)| doc.weight(term) * idf)
+                    .sum();
+                (score, i)
+            })
+            .filter(|(score, _)| *score > 0.0)
+            .collect();
+        scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
+        if chosen.is_empty() {
+            return ((0..catalog.tables.len()).collect(), catalog.tables.len());
         }
-        if k >= MAX_CONNECTED {
-            continue;
-        }
-        // Bridge tables go right after the tables they connect.
-        for &b in top.iter().take(k) {
-            if let Some(path) = shortest_path(&graph, a, b) {
-                for node in path {
-                    if !placed[node] && !chosen.contains(&node) {
-                        placed[node] = true;
-                        order.push(node);
+        let mut order: Vec<usize> = Vec::new();
+        let mut placed = vec![false; catalog.tables.len()];
+        let graph = &self.graph;
+        let top: Vec<usize> = chosen.iter().copied().take(MAX_CONNECTED).collect();
+        for (k, &a) in chosen.iter().enumerate() {
+            if !placed[a] {
+                placed[a] = true;
+                order.push(a);
+            }
+            if k >= MAX_CONNECTED {
+                continue;
+            }
+            // Bridge tables go right after the tables they connect.
+            for &b in top.iter().take(k) {
+                if let Some(path) = shortest_path(graph, a, b) {
+                    for node in path {
+                        if !placed[node] && !chosen.contains(&node) {
+                            placed[node] = true;
+                            order.push(node);
+                        }
                     }
                 }
             }
         }
+        let relevant = order.len();
+        // Then everything else, so a generous budget still shows the whole schema.
+        order.extend((0..catalog.tables.len()).filter(|&i| !placed[i]));
+        (order, relevant)
     }
-    let relevant = order.len();
-    // Then everything else, so a generous budget still shows the whole schema.
-    order.extend((0..catalog.tables.len()).filter(|&i| !placed[i]));
-    (order, relevant)
 }
 
 /// The words of a table's parts, with their weights.
