@@ -111,7 +111,7 @@ impl RetrievalSpec {
 
     /// Whether the questions of database `db` are held out.
     pub fn is_heldout(&self, db: &str) -> bool {
-        fnv1a(db) % self.heldout_modulus.max(1) == 0
+        fnv1a(db).is_multiple_of(self.heldout_modulus.max(1))
     }
 }
 

@@ -1,8 +1,10 @@
 //! Schema context: compact DDL-like text with keys, foreign keys and sample values, within a token budget.
 //!
 //! Given a question, tables are ranked lexically (names, comments and sample values, with snake_case and
-//! camelCase split and light stemming, weighted by how rare each word is across tables); the tables on the
-//! foreign-key paths that connect the chosen ones are added, and join hints close the text.
+//! camelCase split and light stemming, weighted by how rare each word is across tables, with namespaces and
+//! joins: see `rank`); the tables on the join paths that connect the chosen ones are added, and join hints
+//! close the text. When the relevant tables do not all fit, the best few are shown in full and the others
+//! compactly (keys and the columns the question names), so that more of them fit.
 
 use std::collections::BTreeSet;
 
@@ -41,7 +43,12 @@ pub struct ContextIndex<'a> {
     ranker: std::sync::OnceLock<Ranker>,
     /// Per table, the fewest tokens its text can take (its `CREATE TABLE name (` and `);` lines).
     floor: Vec<usize>,
+    /// Per table, the tokens of its full text.
+    full: Vec<usize>,
 }
+
+/// Under budget pressure, how many of the best tables are still shown in full.
+const FULL_TABLES: usize = 6;
 
 impl<'a> ContextIndex<'a> {
     /// Prepares `catalog` (the ranking's words are read on the first question).
@@ -51,10 +58,16 @@ impl<'a> ContextIndex<'a> {
             .iter()
             .map(|t| estimate_tokens(&format!("CREATE TABLE {} (\n);\n", t.name)))
             .collect();
+        let full = catalog
+            .tables
+            .iter()
+            .map(|t| estimate_tokens(&render_table(catalog.dialect, t, None)))
+            .collect();
         Self {
             catalog,
             ranker: std::sync::OnceLock::new(),
             floor,
+            full,
         }
     }
 
@@ -62,6 +75,7 @@ impl<'a> ContextIndex<'a> {
     /// [`schema_context`].
     pub fn context(&self, question: Option<&str>, budget: usize) -> SchemaContext {
         let catalog = self.catalog;
+        let ranked = question.is_some_and(|q| !q.trim().is_empty());
         let (order, relevant) = match question.map(str::trim).filter(|q| !q.is_empty()) {
             Some(q) => self
                 .ranker
@@ -74,6 +88,11 @@ impl<'a> ContextIndex<'a> {
             .unwrap_or_default()
             .into_iter()
             .collect();
+        // The full text's tokens of the relevant tables from each position on.
+        let mut left = vec![0usize; relevant + 1];
+        for position in (0..relevant).rev() {
+            left[position] = left[position + 1] + self.full[order[position]];
+        }
         let mut text = String::new();
         let mut tokens = 0;
         let mut included: Vec<usize> = Vec::new();
@@ -91,9 +110,15 @@ impl<'a> ContextIndex<'a> {
                 continue;
             }
             let table = &catalog.tables[i];
-            let full = render_table(catalog.dialect, table, None);
-            let block = if tokens + estimate_tokens(&full) <= budget {
-                full
+            // Under budget pressure (the relevant tables left would not all fit in full), only the best few
+            // are shown in full; the others compactly (keys and the columns the question names), so that
+            // more of them fit.
+            let pressed = ranked
+                && position >= FULL_TABLES
+                && position < relevant
+                && tokens + left[position] > budget;
+            let block = if !pressed && tokens + self.full[i] <= budget {
+                render_table(catalog.dialect, table, None)
             } else {
                 let compact = render_table(catalog.dialect, table, Some(&terms));
                 if tokens + estimate_tokens(&compact) > budget {
