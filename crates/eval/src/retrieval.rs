@@ -244,7 +244,7 @@ pub struct RetrievalReport {
     pub tables: usize,
     /// Estimated tokens of the whole schema's context (the baseline: everything, no ranking).
     pub full_schema_tokens: usize,
-    /// Per split: `tune`, `heldout`, then `all` (only the splits asked for).
+    /// Per split: `tune`, `heldout`, then `all` (only the splits the questions have; `all` when they are two).
     pub splits: Vec<SplitFigures>,
     /// The questions with missing tables, per budget.
     pub misses: Vec<Miss>,
@@ -314,7 +314,9 @@ pub fn measure(
             splits.push(figures(split.name(), &|q| q.split == split));
         }
     }
-    splits.push(figures("all", &|_| true));
+    if splits.len() != 1 {
+        splits.push(figures("all", &|_| true));
+    }
     RetrievalReport {
         tables: catalog.tables.len(),
         full_schema_tokens,
