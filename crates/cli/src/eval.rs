@@ -9,6 +9,7 @@
 mod agent;
 mod guard;
 mod report;
+mod retrieval;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::IsTerminal;
@@ -117,9 +118,11 @@ pub(crate) struct EvalArgs {
     model: ModelArgs,
 }
 
-/// The subcommands of `steward eval` (`steward eval --dataset …` is the text-to-SQL evaluation).
+/// The subcommands of `steward eval` (`steward eval --dataset …` itself is the text-to-SQL evaluation).
 #[derive(Subcommand, Debug)]
 enum EvalCommand {
+    /// Retrieval, no model: are the tables each gold query reads in the schema context, per token budget?
+    Retrieval(retrieval::RetrievalArgs),
     /// The guard benchmark: every attack of the corpus by class, run on a real engine and judged by its
     /// effect (held or escaped), and the legitimate reads it must allow (false refusals). Exit code 1 when an
     /// attack escaped.
@@ -188,6 +191,7 @@ pub(crate) enum Fatal {
 pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
     if let Some(command) = args.command {
         return match command {
+            EvalCommand::Retrieval(retrieval) => retrieval::run(retrieval).await,
             EvalCommand::Guard(guard) => guard::run(guard).await,
         };
     }

@@ -47,6 +47,7 @@ mod error;
 mod guard;
 mod predict;
 mod results;
+mod retrieval;
 mod score;
 mod scorer;
 mod sqltext;
@@ -61,6 +62,10 @@ pub use guard::{
 };
 pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, score_result_with};
 pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
+pub use retrieval::{
+    Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
+    SourceSpec, Split, SplitFigures, build_benchmark, measure,
+};
 pub use score::{Rows, Semantics, answer_matches, matches};
 pub use scorer::Scorer;
 pub use sqltext::remove_distinct;

@@ -40,7 +40,7 @@ mod tools;
 mod layers;
 
 pub use catalog::{Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind};
-pub use context::{SchemaContext, describe_tables, schema_context};
+pub use context::{ContextIndex, SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
 pub use error::SqlError;

@@ -1,8 +1,10 @@
 //! Schema context: compact DDL-like text with keys, foreign keys and sample values, within a token budget.
 //!
 //! Given a question, tables are ranked lexically (names, comments and sample values, with snake_case and
-//! camelCase split and light stemming, weighted by how rare each word is across tables); the tables on the
-//! foreign-key paths that connect the chosen ones are added, and join hints close the text.
+//! camelCase split and light stemming, weighted by how rare each word is across tables, with namespaces and
+//! joins: see `rank`); the tables on the join paths that connect the chosen ones are added, and join hints
+//! close the text. When the relevant tables do not all fit, the best few are shown in full and the others
+//! compactly (keys and the columns the question names), so that more of them fit.
 
 use std::collections::BTreeSet;
 
@@ -25,86 +27,148 @@ pub struct SchemaContext {
 mod rank;
 mod render;
 
-use rank::ranked;
+use rank::Ranker;
 pub(crate) use rank::terms;
 use render::{join_hints, render_table};
 
 /// Builds the schema context of `catalog` for `question` (or the whole schema), within `budget` tokens.
 pub fn schema_context(catalog: &Catalog, question: Option<&str>, budget: usize) -> SchemaContext {
-    let (order, relevant) = match question.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => ranked(catalog, q),
-        None => ((0..catalog.tables.len()).collect(), catalog.tables.len()),
-    };
-    let terms: BTreeSet<String> = question
-        .map(terms)
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    let mut text = String::new();
-    let mut tokens = 0;
-    let mut included: Vec<usize> = Vec::new();
-    for (position, &i) in order.iter().enumerate() {
-        if position == relevant {
-            // Join hints for the relevant tables come before the rest of the schema.
+    ContextIndex::new(catalog).context(question, budget)
+}
+
+/// A catalog prepared for [`schema_context`]: the words of every table and the foreign-key graph, read once,
+/// for callers that build many contexts of one catalog (a benchmark, a server answering many questions).
+pub struct ContextIndex<'a> {
+    catalog: &'a Catalog,
+    ranker: std::sync::OnceLock<Ranker>,
+    /// Per table, the fewest tokens its text can take (its `CREATE TABLE name (` and `);` lines).
+    floor: Vec<usize>,
+    /// Per table, the tokens of its full text.
+    full: Vec<usize>,
+}
+
+/// Under budget pressure, how many of the best tables are still shown in full.
+const FULL_TABLES: usize = 6;
+
+impl<'a> ContextIndex<'a> {
+    /// Prepares `catalog` (the ranking's words are read on the first question).
+    pub fn new(catalog: &'a Catalog) -> Self {
+        let floor = catalog
+            .tables
+            .iter()
+            .map(|t| estimate_tokens(&format!("CREATE TABLE {} (\n);\n", t.name)))
+            .collect();
+        let full = catalog
+            .tables
+            .iter()
+            .map(|t| estimate_tokens(&render_table(catalog.dialect, t, None)))
+            .collect();
+        Self {
+            catalog,
+            ranker: std::sync::OnceLock::new(),
+            floor,
+            full,
+        }
+    }
+
+    /// The schema context for `question` (or the whole schema), within `budget` tokens: the same as
+    /// [`schema_context`].
+    pub fn context(&self, question: Option<&str>, budget: usize) -> SchemaContext {
+        let catalog = self.catalog;
+        let ranked = question.is_some_and(|q| !q.trim().is_empty());
+        let (order, relevant) = match question.map(str::trim).filter(|q| !q.is_empty()) {
+            Some(q) => self
+                .ranker
+                .get_or_init(|| Ranker::new(catalog))
+                .ranked(catalog, q),
+            None => ((0..catalog.tables.len()).collect(), catalog.tables.len()),
+        };
+        let terms: BTreeSet<String> = question
+            .map(terms)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        // The full text's tokens of the relevant tables from each position on.
+        let mut left = vec![0usize; relevant + 1];
+        for position in (0..relevant).rev() {
+            left[position] = left[position + 1] + self.full[order[position]];
+        }
+        let mut text = String::new();
+        let mut tokens = 0;
+        let mut included: Vec<usize> = Vec::new();
+        for (position, &i) in order.iter().enumerate() {
+            if position == relevant {
+                // Join hints for the relevant tables come before the rest of the schema.
+                let hints = join_hints(catalog, &included);
+                if !hints.is_empty() && tokens + estimate_tokens(&hints) <= budget {
+                    tokens += estimate_tokens(&hints);
+                    text.push_str(&hints);
+                }
+            }
+            if tokens + self.floor[i] > budget {
+                // Not even the table's shortest text fits.
+                continue;
+            }
+            let table = &catalog.tables[i];
+            // Under budget pressure (the relevant tables left would not all fit in full), only the best few
+            // are shown in full; the others compactly (keys and the columns the question names), so that
+            // more of them fit.
+            let pressed = ranked
+                && position >= FULL_TABLES
+                && position < relevant
+                && tokens + left[position] > budget;
+            let block = if !pressed && tokens + self.full[i] <= budget {
+                render_table(catalog.dialect, table, None)
+            } else {
+                let compact = render_table(catalog.dialect, table, Some(&terms));
+                if tokens + estimate_tokens(&compact) > budget {
+                    continue;
+                }
+                compact
+            };
+            tokens += estimate_tokens(&block);
+            text.push_str(&block);
+            included.push(i);
+        }
+        if relevant >= order.len() {
             let hints = join_hints(catalog, &included);
             if !hints.is_empty() && tokens + estimate_tokens(&hints) <= budget {
                 tokens += estimate_tokens(&hints);
                 text.push_str(&hints);
             }
         }
-        let table = &catalog.tables[i];
-        let full = render_table(catalog.dialect, table, None);
-        let block = if tokens + estimate_tokens(&full) <= budget {
-            full
-        } else {
-            let compact = render_table(catalog.dialect, table, Some(&terms));
-            if tokens + estimate_tokens(&compact) > budget {
-                continue;
+        let mut shown = vec![false; catalog.tables.len()];
+        for &i in &included {
+            shown[i] = true;
+        }
+        let rest: Vec<&str> = (0..catalog.tables.len())
+            .filter(|&i| !shown[i])
+            .map(|i| catalog.tables[i].name.as_str())
+            .collect();
+        if !rest.is_empty() {
+            let mut line = String::from("-- Other tables:");
+            for name in &rest {
+                if tokens + estimate_tokens(&line) + estimate_tokens(name) + 2 > budget {
+                    line.push_str(" …");
+                    break;
+                }
+                line.push(' ');
+                line.push_str(name);
             }
-            compact
-        };
-        tokens += estimate_tokens(&block);
-        text.push_str(&block);
-        included.push(i);
-    }
-    if relevant >= order.len() {
-        let hints = join_hints(catalog, &included);
-        if !hints.is_empty() && tokens + estimate_tokens(&hints) <= budget {
-            tokens += estimate_tokens(&hints);
-            text.push_str(&hints);
-        }
-    }
-    let mut shown = vec![false; catalog.tables.len()];
-    for &i in &included {
-        shown[i] = true;
-    }
-    let rest: Vec<&str> = (0..catalog.tables.len())
-        .filter(|&i| !shown[i])
-        .map(|i| catalog.tables[i].name.as_str())
-        .collect();
-    if !rest.is_empty() {
-        let mut line = String::from("-- Other tables:");
-        for name in &rest {
-            if tokens + estimate_tokens(&line) + estimate_tokens(name) + 2 > budget {
-                line.push_str(" …");
-                break;
+            line.push('\n');
+            if tokens + estimate_tokens(&line) <= budget {
+                tokens += estimate_tokens(&line);
+                text.push_str(&line);
             }
-            line.push(' ');
-            line.push_str(name);
         }
-        line.push('\n');
-        if tokens + estimate_tokens(&line) <= budget {
-            tokens += estimate_tokens(&line);
-            text.push_str(&line);
+        SchemaContext {
+            tables: included
+                .iter()
+                .map(|&i| catalog.tables[i].name.clone())
+                .collect(),
+            tokens,
+            text,
         }
-    }
-    SchemaContext {
-        tables: included
-            .iter()
-            .map(|&i| catalog.tables[i].name.clone())
-            .collect(),
-        tokens,
-        text,
     }
 }
 

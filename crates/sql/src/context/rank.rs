@@ -1,5 +1,9 @@
 //! Ranking tables for a question: lexical scores over names, columns, comments and samples, weighted by how
-//! rare each word is, then the tables on the foreign-key paths between the best ones.
+//! rare each word is (a short name's words weigh more, and words a question splits that a schema runs together
+//! — `check-ins`, `checkin` — match); a table scores more when its namespace (`schema.` or `prefix__`) answers
+//! more of the question, and at least a share of what the tables it joins score; then the tables on the join
+//! paths between the best ones. Joins are the foreign keys, and, within a namespace, columns named like
+//! another table's key (`paperkeyphrase.paperid` and `paper.paperid`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -9,65 +13,175 @@ use crate::catalog::{Catalog, Table, is_textual};
 const MAX_HOPS: usize = 3;
 /// Most chosen tables whose pairwise paths are added.
 const MAX_CONNECTED: usize = 8;
-/// The tables relevant to a question, best first, with the tables that connect them; then the others. The
-/// second value is how many are relevant.
-pub(super) fn ranked(catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
-    let query: Vec<String> = terms(question);
-    let docs: Vec<Fields> = catalog.tables.iter().map(Fields::of).collect();
-    let n = docs.len() as f64;
-    let idf: Vec<f64> = query
-        .iter()
-        .map(|term| {
-            let df = docs.iter().filter(|d| d.weight(term) > 0.0).count() as f64;
-            (1.0 + n / (1.0 + df)).ln()
-        })
-        .collect();
-    let mut scores: Vec<(f64, usize)> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, doc)| {
-            let score: f64 = query
-                .iter()
-                .zip(&idf)
-                .map(|(term, idf)| doc.weight(term) * idf)
-                .sum();
-            (score, i)
-        })
-        .filter(|(score, _)| *score > 0.0)
-        .collect();
-    scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
-    if chosen.is_empty() {
-        return ((0..catalog.tables.len()).collect(), catalog.tables.len());
+/// How much a namespace's coverage of the question adds to each matching table of it.
+const NAMESPACE_WEIGHT: f64 = 0.5;
+/// The share of its best and second-best joined tables' scores a table scores at least.
+const BEST_NEIGHBOUR: f64 = 0.4;
+const SECOND_NEIGHBOUR: f64 = 0.3;
+/// How slowly a name's weight falls with its number of words: 3 for one word, 2.25 for two, 1.8 for three.
+const NAME_LENGTH: f64 = 2.0;
+/// A catalog's tables as words, with how many tables hold each word, and its foreign-key graph.
+pub(crate) struct Ranker {
+    docs: Vec<Fields>,
+    /// Tables holding each word.
+    df: BTreeMap<String, usize>,
+    graph: Vec<Vec<usize>>,
+    /// Each table's namespace (see [`namespace`]), as an index.
+    namespace: Vec<usize>,
+    namespaces: usize,
+}
+
+/// The namespace of a table name: its schema (`sales.orders`), else its prefix before a double underscore
+/// (`sales__orders`), else none (the empty string).
+fn namespace(name: &str) -> &str {
+    if let Some((ns, _)) = name.split_once('.') {
+        return ns;
     }
-    let mut order: Vec<usize> = Vec::new();
-    let mut placed = vec![false; catalog.tables.len()];
-    let graph = fk_graph(catalog);
-    let top: Vec<usize> = chosen.iter().copied().take(MAX_CONNECTED).collect();
-    for (k, &a) in chosen.iter().enumerate() {
-        if !placed[a] {
-            placed[a] = true;
-            order.push(a);
+    name.split_once("__").map_or("", |(ns, _)| ns)
+}
+
+impl Ranker {
+    pub(super) fn new(catalog: &Catalog) -> Self {
+        let docs: Vec<Fields> = catalog.tables.iter().map(Fields::of).collect();
+        let mut df: BTreeMap<String, usize> = BTreeMap::new();
+        for doc in &docs {
+            for (word, weight) in &doc.words {
+                if *weight > 0.0 {
+                    *df.entry(word.clone()).or_insert(0) += 1;
+                }
+            }
         }
-        if k >= MAX_CONNECTED {
-            continue;
+        let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
+        let namespace: Vec<usize> = catalog
+            .tables
+            .iter()
+            .map(|t| {
+                let next = ids.len();
+                *ids.entry(namespace(&t.name)).or_insert(next)
+            })
+            .collect();
+        let mut graph = fk_graph(catalog);
+        infer_joins(catalog, &namespace, &mut graph);
+        Self {
+            docs,
+            df,
+            graph,
+            namespace,
+            namespaces: ids.len(),
         }
-        // Bridge tables go right after the tables they connect.
-        for &b in top.iter().take(k) {
-            if let Some(path) = shortest_path(&graph, a, b) {
-                for node in path {
-                    if !placed[node] && !chosen.contains(&node) {
-                        placed[node] = true;
-                        order.push(node);
+    }
+
+    /// The tables relevant to a question, best first, with the tables that connect them; then the others.
+    /// The second value is how many are relevant.
+    pub(super) fn ranked(&self, catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
+        let mut query: Vec<String> = terms(question);
+        // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
+        let raw: Vec<String> = question
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        for pair in raw.windows(2) {
+            let joined = stem(&format!("{}{}", pair[0], pair[1]));
+            if self.df.contains_key(&joined) && !query.contains(&joined) {
+                query.push(joined);
+            }
+        }
+        let docs = &self.docs;
+        let n = docs.len() as f64;
+        let idf: Vec<f64> = query
+            .iter()
+            .map(|term| {
+                let df = self.df.get(term).copied().unwrap_or(0) as f64;
+                (1.0 + n / (1.0 + df)).ln()
+            })
+            .collect();
+        let own: Vec<f64> = docs
+            .iter()
+            .map(|doc| {
+                query
+                    .iter()
+                    .zip(&idf)
+                    .map(|(term, idf)| doc.weight(term) * idf)
+                    .sum()
+            })
+            .collect();
+        // How well each namespace covers the question: per word, its best table there.
+        let mut best = vec![vec![0.0f64; query.len()]; self.namespaces];
+        for (i, doc) in docs.iter().enumerate() {
+            for (k, (term, idf)) in query.iter().zip(&idf).enumerate() {
+                let w = doc.weight(term) * idf;
+                let slot = &mut best[self.namespace[i]][k];
+                if w > *slot {
+                    *slot = w;
+                }
+            }
+        }
+        let coverage: Vec<f64> = best.iter().map(|b| b.iter().sum()).collect();
+        // A matching table scores more in a namespace that answers more of the question.
+        let mut scores: Vec<(f64, usize)> = own
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let boost = NAMESPACE_WEIGHT * coverage[self.namespace[i]];
+                (if s > 0.0 { s + boost } else { 0.0 }, i)
+            })
+            .collect();
+        // A table joined to relevant tables is relevant too: it scores a share of its best neighbours'.
+        {
+            let base: Vec<f64> = scores.iter().map(|(s, _)| *s).collect();
+            for (i, slot) in scores.iter_mut().enumerate() {
+                let (mut first, mut second) = (0.0f64, 0.0f64);
+                for &j in &self.graph[i] {
+                    let v = base[j];
+                    if v > first {
+                        second = first;
+                        first = v;
+                    } else if v > second {
+                        second = v;
+                    }
+                }
+                let propagated = BEST_NEIGHBOUR * first + SECOND_NEIGHBOUR * second;
+                if propagated > slot.0 {
+                    slot.0 = propagated;
+                }
+            }
+        }
+        scores.retain(|(score, _)| *score > 0.0);
+        scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
+        if chosen.is_empty() {
+            return ((0..catalog.tables.len()).collect(), catalog.tables.len());
+        }
+        let mut order: Vec<usize> = Vec::new();
+        let mut placed = vec![false; catalog.tables.len()];
+        let graph = &self.graph;
+        let top: Vec<usize> = chosen.iter().copied().take(MAX_CONNECTED).collect();
+        for (k, &a) in chosen.iter().enumerate() {
+            if !placed[a] {
+                placed[a] = true;
+                order.push(a);
+            }
+            if k >= MAX_CONNECTED {
+                continue;
+            }
+            // Bridge tables go right after the tables they connect.
+            for &b in top.iter().take(k) {
+                if let Some(path) = shortest_path(graph, a, b) {
+                    for node in path {
+                        if !placed[node] && !chosen.contains(&node) {
+                            placed[node] = true;
+                            order.push(node);
+                        }
                     }
                 }
             }
         }
+        let relevant = order.len();
+        // Then everything else, so a generous budget still shows the whole schema.
+        order.extend((0..catalog.tables.len()).filter(|&i| !placed[i]));
+        (order, relevant)
     }
-    let relevant = order.len();
-    // Then everything else, so a generous budget still shows the whole schema.
-    order.extend((0..catalog.tables.len()).filter(|&i| !placed[i]));
-    (order, relevant)
 }
 
 /// The words of a table's parts, with their weights.
@@ -84,7 +198,13 @@ impl Fields {
                 *slot = slot.max(weight);
             }
         };
-        add(&table.name, 3.0);
+        // A name's own words weigh more the fewer they are (`customers` is about customers more than
+        // `customer_contact_history` is); its namespace's words weigh in full.
+        let ns = namespace(&table.name);
+        let own = table.name[ns.len()..].trim_start_matches(['.', '_']);
+        add(ns, 3.0);
+        let n = terms(own).len().max(1) as f64;
+        add(own, 3.0 * (1.0 + NAME_LENGTH) / (n + NAME_LENGTH));
         if let Some(c) = &table.comment {
             add(c, 1.0);
         }
@@ -175,6 +295,42 @@ fn stem(word: &str) -> String {
         return base.to_owned();
     }
     w.to_owned()
+}
+
+/// Joins no foreign key declares, inferred from column names within a namespace: a table whose key (its
+/// one-column primary key, else a first column named `…id`) is a column of another table joins it
+/// (`paper.paperid` and `paperkeyphrase.paperid`). A bare `id` says nothing and is not used.
+fn infer_joins(catalog: &Catalog, namespace: &[usize], graph: &mut [Vec<usize>]) {
+    let key = |t: &Table| -> Option<String> {
+        let name = match t.primary_key.as_slice() {
+            [one] => one.clone(),
+            [] => t.columns.first().map(|c| c.name.clone())?,
+            _ => return None,
+        };
+        let lower = name.to_lowercase();
+        (lower != "id" && lower.ends_with("id")).then_some(lower)
+    };
+    let mut by_column: BTreeMap<(usize, String), Vec<usize>> = BTreeMap::new();
+    for (i, t) in catalog.tables.iter().enumerate() {
+        for c in &t.columns {
+            by_column
+                .entry((namespace[i], c.name.to_lowercase()))
+                .or_default()
+                .push(i);
+        }
+    }
+    for (j, t) in catalog.tables.iter().enumerate() {
+        let Some(k) = key(t) else { continue };
+        let Some(holders) = by_column.get(&(namespace[j], k)) else {
+            continue;
+        };
+        for &i in holders {
+            if i != j && !graph[i].contains(&j) {
+                graph[i].push(j);
+                graph[j].push(i);
+            }
+        }
+    }
 }
 
 /// Undirected foreign-key adjacency between table indexes.
