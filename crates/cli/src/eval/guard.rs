@@ -27,6 +27,8 @@ pub(crate) struct GuardArgs {
     #[arg(long)]
     json: bool,
 
+    // This text is `--help`, where `<engine>` is a placeholder, not an HTML tag.
+    #[allow(rustdoc::invalid_html_tags)]
     /// A corpus folder with attacks.sql, legit.sql and optionally setup/<engine>.sql (default: the corpus
     /// of testdata/guard, built in).
     #[arg(long, value_name = "DIR")]
