@@ -117,11 +117,20 @@ impl<'a> ContextIndex<'a> {
                 && position >= FULL_TABLES
                 && position < relevant
                 && tokens + left[position] > budget;
-            let block = if !pressed && tokens + self.full[i] <= budget {
+            // Room is kept for the join hints of the tables shown so far with this one: a table is not worth
+            // the joins that say how to reach the others.
+            let hints = if ranked && position < relevant {
+                let mut with = included.clone();
+                with.push(i);
+                estimate_tokens(&join_hints(catalog, &with))
+            } else {
+                0
+            };
+            let block = if !pressed && tokens + self.full[i] + hints <= budget {
                 render_table(catalog.dialect, table, None)
             } else {
                 let compact = render_table(catalog.dialect, table, Some(&terms));
-                if tokens + estimate_tokens(&compact) > budget {
+                if tokens + estimate_tokens(&compact) + hints > budget {
                     continue;
                 }
                 compact
