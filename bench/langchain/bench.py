@@ -27,24 +27,39 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+LEGEND = """What each side computes:
+- introspect: Steward `steward schema --db URL --budget 1000000` (catalog with keys, foreign keys, row estimates,
+  up to 5 distinct sample values per text column; the whole schema context rendered to stdout). 'cache cold' =
+  empty XDG_CACHE_HOME, 'cache warm' = the catalog cache the cold run wrote. LangChain `SQLDatabase.from_uri` +
+  `get_table_info()` (SQLAlchemy reflection of every table, CREATE TABLE text, 3 sample rows per table).
+- agent: the same scripted tool calls (list tables, describe Artist+Album, SQL queries) and final answer from
+  the local mock model, answered at once; Steward `steward ask --agent analyst`, LangChain `create_agent`
+  (langchain 1.x) or `create_sql_agent(agent_type="tool-calling")` with ChatOpenAI and SQLDatabaseToolkit.
+  'per model call' = run time / model calls. 'in one process': LangChain's agent built once and invoked
+  repeatedly, Steward's `steward eval --concurrency 1` latency per question (ms steps); 'one more step' = the
+  extra time of one more tool call and model call, from two step counts.
+Ratio = LangChain / Steward (above 1: Steward is faster or smaller)."""
 QUESTION = "Which artists have the most albums, which countries spend the most, and which genres have most tracks?"
 
 
 def timed(cmd, env=None, cwd=None, stdout_path=None, ok=(0,)):
     """Runs cmd under /usr/bin/time; returns (wall s, peak RSS MB, stdout text); exits unless its code is in ok."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        full = ["/usr/bin/time", "-o", tf.name, "-f", "%e %M"] + [str(c) for c in cmd]
+        full = ["/usr/bin/time", "-o", tf.name, "-f", "%M"] + [str(c) for c in cmd]
         out = open(stdout_path, "w") if stdout_path else subprocess.PIPE
+        started = time.perf_counter()
         try:
             p = subprocess.run(full, env=env, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, timeout=600)
         finally:
+            wall = time.perf_counter() - started
             if stdout_path:
                 out.close()
         if p.returncode not in ok:
             raise SystemExit(f"FAILED ({p.returncode}): {' '.join(map(str, cmd))}\n{p.stderr[-3000:]}")
-        wall, rss = tf.read().split()[-2:]
+        # Wall time from here (/usr/bin/time's %e has 10 ms steps); peak RSS (%M, KiB) from /usr/bin/time.
+        rss = tf.read().split()[-1]
         text = Path(stdout_path).read_text() if stdout_path else p.stdout
-        return float(wall), int(rss) / 1024, text
+        return wall, int(rss) / 1024, text
 
 
 def median(xs):
@@ -52,6 +67,8 @@ def median(xs):
 
 
 def fmt_s(x):
+    if x < 0.1:
+        return f"{x * 1000:.1f} ms"
     return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
 
 
@@ -154,7 +171,7 @@ def introspection(args, table, work):
             print(f"[{engine}] Steward schema text: {len(s_text.encode())} bytes, "
                   f"{s_text.count('CREATE TABLE')} CREATE TABLE; LangChain: {lc_text.strip()}", flush=True)
             for name, xs in (("Steward cold cache", cold), ("Steward warm cache", warm), ("LangChain", lc)):
-                print(f"[{engine}] {name}: wall {[round(w, 3) for w, _ in xs]} s, peak RSS "
+                print(f"[{engine}] {name}: wall {[round(w, 4) for w, _ in xs]} s, peak RSS "
                       f"{[round(m) for _, m in xs]} MB", flush=True)
             table.add(label, "wall, median (cache cold)", median([w for w, _ in cold]), median([w for w, _ in lc]), "s")
             table.add(label, "peak RSS, median (cache cold)", median([m for _, m in cold]),
@@ -208,7 +225,8 @@ def agent(args, table, work):
     s_env.update(HOME=str(home), XDG_CACHE_HOME=str(home / "cache"), XDG_DATA_HOME=str(home / "data"),
                  XDG_CONFIG_HOME=str(home / "config"), OPENAI_BASE_URL=f"{mock.base}/v1", OPENAI_API_KEY="test",
                  NO_COLOR="1")
-    steward = [args.steward, "ask", "--db", f"sqlite://{chinook}", "--agent", "analyst", "--model", "openai:mock"]
+    steward = [args.steward, "ask", "--db", f"sqlite://{chinook}", "--agent", "analyst", "--model", "openai:mock",
+               "--max-steps", "1000"]
     lc = {f: [args.python, "-W", "ignore", HERE / "lc_agent.py", f, f"sqlite:///{chinook}", f"{mock.base}/v1"]
           for f in ("create_agent", "create_sql_agent")}
     try:
@@ -220,63 +238,84 @@ def agent(args, table, work):
                                      ("create_sql_agent", lc["create_sql_agent"], [])]:
                 client = "steward" if side.startswith("steward") else "langchain"
                 xs = []
-                for _ in range(args.runs if steps == args.steps else max(3, args.runs // 2)):
+                for _ in range(args.runs):
                     mock.reset(steps)
                     wall, rss, out = timed(cmd, env=s_env if client == "steward" else None, cwd=home)
                     mock.check(client, steps, 1, out)
                     xs.append((wall, rss))
                 results[(side, steps)] = xs
-                print(f"[agent {steps} tool calls] {side}: wall {[round(w, 3) for w, _ in xs]} s, peak RSS "
+                print(f"[agent {steps} tool calls] {side}: wall {[round(w, 4) for w, _ in xs]} s, peak RSS "
                       f"{[round(m) for _, m in xs]} MB (mock log checked: {steps + 1} requests per run, each tool "
                       f"result sent back)", flush=True)
         n, m = args.steps, args.steps_long
-        label = f"agent on Chinook, {n} tool calls + answer"
         med = {k: median([w for w, _ in v]) for k, v in results.items()}
         rss = {k: median([r for _, r in v]) for k, v in results.items()}
-        for lc_side in ("create_agent", "create_sql_agent"):
-            table.add(label, f"whole process, median ({lc_side})", med[("steward", n)], med[(lc_side, n)], "s")
-            table.add(label, f"per model call, whole process ({lc_side})", med[("steward", n)] / (n + 1),
-                      med[(lc_side, n)] / (n + 1), "s")
-            table.add(label, f"peak RSS ({lc_side})", rss[("steward", n)], rss[(lc_side, n)], "MB")
-            table.add(f"agent, marginal step ({n} -> {m} calls)", f"(t{m} - t{n}) / {m - n} ({lc_side})",
-                      (med[("steward", m)] - med[("steward", n)]) / (m - n),
-                      (med[(lc_side, m)] - med[(lc_side, n)]) / (m - n), "s")
-        table.add(label, "whole process, Steward --no-store vs create_agent", med[("steward --no-store", n)],
-                  med[("create_agent", n)], "s")
+        for steps in (n, m):
+            label = f"agent on Chinook, {steps} tool calls + answer"
+            for lc_side in ("create_agent", "create_sql_agent"):
+                table.add(label, f"whole process, median ({lc_side})", med[("steward", steps)],
+                          med[(lc_side, steps)], "s")
+                if steps == n:
+                    table.add(label, f"per model call, whole process ({lc_side})", med[("steward", n)] / (n + 1),
+                              med[(lc_side, n)] / (n + 1), "s")
+                    table.add(label, f"peak RSS ({lc_side})", rss[("steward", n)], rss[(lc_side, n)], "MB")
+            if steps == n:
+                table.add(label, "whole process, Steward --no-store vs create_agent", med[("steward --no-store", n)],
+                          med[("create_agent", n)], "s")
+        startup(args, table)
         in_process(args, table, work, mock, chinook, s_env, home)
     finally:
         mock.close()
 
 
+def startup(args, table):
+    """What start-up alone costs: `steward --version` against importing what lc_agent.py imports."""
+    imports = ("import langchain_community.agent_toolkits, langchain_community.utilities, langchain_openai, "
+               "langchain.agents")
+    s = [timed([args.steward, "--version"])[0] for _ in range(args.runs)]
+    lc = [timed([args.python, "-W", "ignore", "-c", imports])[0] for _ in range(args.runs)]
+    print(f"[start-up] steward --version {[round(x, 4) for x in s]} s; python -c '{imports}' "
+          f"{[round(x, 3) for x in lc]} s", flush=True)
+    table.add("start-up only", "steward --version / python imports", median(s), median(lc), "s")
+
+
 def in_process(args, table, work, mock, chinook, s_env, home):
     """Per run inside one long-lived process: LangChain builds its agent once and runs the question R times;
-    Steward's `steward eval` runs R copies of the question in one process (latency per question, concurrency 1)."""
-    n, r = args.steps, args.repeat
-    mock.reset(n)
-    out = subprocess.run([args.python, "-W", "ignore", HERE / "lc_agent.py", "create_agent", f"sqlite:///{chinook}",
-                          f"{mock.base}/v1", str(r)], capture_output=True, text=True, check=True).stdout
-    mock.check("langchain", n, r)
-    lc_runs = json.loads(out.strip().splitlines()[-1])["runs_s"]
-    dataset = work / "repeat.yaml"
-    qs = "\n".join(f"  - id: q{i}\n    question: \"{QUESTION}\"\n    sql: SELECT 1\n" for i in range(r))
-    dataset.write_text(f"name: repeat\nsemantics: defog\nquestions:\n{qs}")
-    report = work / "eval-report"
-    shutil.rmtree(report, ignore_errors=True)
-    mock.reset(n)
-    p = subprocess.run([args.steward, "eval", "--dataset", dataset, "--db", f"sqlite://{chinook}", "--model",
-                        "openai:mock", "--concurrency", "1", "--fresh", "--report", report],
-                       env=s_env, cwd=home, capture_output=True, text=True)
-    if p.returncode not in (0, 5) or not (report / "verdicts.jsonl").exists():
-        print(f"steward eval in-process variant failed ({p.returncode}): {p.stderr[-1500:]}", flush=True)
-        return
-    mock.check("steward", n, r)
-    verdicts = [json.loads(line) for line in (report / "verdicts.jsonl").read_text().splitlines() if line.strip()]
-    s_runs = [v.get("latency_ms", 0) / 1000 for v in verdicts]
-    print(f"[in-process, {n} tool calls] Steward eval latencies {[round(x, 3) for x in s_runs]} s; "
-          f"LangChain create_agent {[round(x, 3) for x in lc_runs]} s", flush=True)
-    label = f"agent in one process, {n} calls + answer, x{r}"
-    table.add(label, "per run, median (create_agent)", median(s_runs), median(lc_runs), "s")
-    table.add(label, "per model call (create_agent)", median(s_runs) / (n + 1), median(lc_runs) / (n + 1), "s")
+    Steward's `steward eval` runs R copies of the question in one process (latency per question, concurrency 1).
+    At two step counts, so that the difference gives the cost of one more step (tool call + model call)."""
+    r = args.repeat
+    per_run = {}
+    for n in (args.steps, args.steps_long):
+        mock.reset(n)
+        out = subprocess.run([args.python, "-W", "ignore", HERE / "lc_agent.py", "create_agent",
+                              f"sqlite:///{chinook}", f"{mock.base}/v1", str(r)],
+                             capture_output=True, text=True, check=True).stdout
+        mock.check("langchain", n, r)
+        lc_runs = json.loads(out.strip().splitlines()[-1])["runs_s"]
+        dataset = work / "repeat.yaml"
+        qs = "\n".join(f"  - id: q{i}\n    question: \"{QUESTION}\"\n    sql: SELECT 1\n" for i in range(r))
+        dataset.write_text(f"name: repeat\nsemantics: defog\nquestions:\n{qs}")
+        report = work / "eval-report"
+        shutil.rmtree(report, ignore_errors=True)
+        mock.reset(n)
+        p = subprocess.run([args.steward, "eval", "--dataset", dataset, "--db", f"sqlite://{chinook}", "--model",
+                            "openai:mock", "--concurrency", "1", "--fresh", "--max-steps", "1000",
+                            "--report", report], env=s_env, cwd=home, capture_output=True, text=True)
+        if p.returncode not in (0, 5) or not (report / "verdicts.jsonl").exists():
+            raise SystemExit(f"steward eval (in-process variant) failed ({p.returncode}): {p.stderr[-1500:]}")
+        mock.check("steward", n, r)
+        verdicts = [json.loads(x) for x in (report / "verdicts.jsonl").read_text().splitlines() if x.strip()]
+        s_runs = [v["latency_ms"] / 1000 for v in verdicts]
+        print(f"[in one process, {n} tool calls] Steward eval latencies {[round(x, 3) for x in s_runs]} s; "
+              f"LangChain create_agent {[round(x, 3) for x in lc_runs]} s (mock log checked)", flush=True)
+        per_run[n] = (median(s_runs), median(lc_runs))
+    n, m = args.steps, args.steps_long
+    label = f"agent in one process, x{r} runs"
+    (s_n, l_n), (s_m, l_m) = per_run[n], per_run[m]
+    table.add(label, f"per run, {n} calls + answer (create_agent)", s_n, l_n, "s")
+    table.add(label, f"per run, {m} calls + answer (create_agent)", s_m, l_m, "s")
+    table.add(label, f"per model call at {m} calls (create_agent)", s_m / (m + 1), l_m / (m + 1), "s")
+    table.add(label, f"one more step: (t{m} - t{n}) / {m - n}", (s_m - s_n) / (m - n), (l_m - l_n) / (m - n), "s")
 
 
 def main():
@@ -307,6 +346,7 @@ def main():
           f"{load:.1f} at start, {args.runs} runs per figure (medians); every figure is a whole process "
           f"(start-up included) unless it says 'in one process'.")
     table.print()
+    print(LEGEND)
     print(f"(took {time.time() - started:.0f} s)")
 
 

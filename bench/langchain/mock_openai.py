@@ -13,13 +13,15 @@ request (matching `tool_call_id`, with the text that call must produce on Chinoo
 
 Wire format: POST /v1/chat/completions, non-streaming (`chat.completion`) or streaming when the body says
 `"stream": true` (`chat.completion.chunk` server-sent events, tool-call deltas, `[DONE]`; a usage chunk when
-`stream_options.include_usage` is set), over HTTP/1.1 keep-alive.
+`stream_options.include_usage` is set), over HTTP/1.1 keep-alive, each reply in one write with TCP_NODELAY (so no request waits on Nagle's
+algorithm and the client's delayed ACK).
 
 Run: mock_openai.py --port 0 --steps N  (prints the port on its first line).
 """
 
 import argparse
 import json
+import socket
 import sys
 import threading
 import time
@@ -138,13 +140,20 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def setup(self):
+        super().setup()
+        # No Nagle: a reply must not wait for the client's delayed ACK (40 ms on Linux).
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send_all(self, status, headers, body):
+        """The whole reply (status line, headers, body) in one write."""
+        head = f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers)
+        self.wfile.write(head.encode() + b"\r\n" + body)
+
     def send_json(self, status, obj):
         data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_all(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))], data)
 
     def do_GET(self):
         state = self.server.state
@@ -193,11 +202,6 @@ class Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
                 "usage": usage,
             })
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
 
         def chunk(choices, **extra):
             obj = {"id": ident, "object": "chat.completion.chunk", "created": int(received), "model": model,
@@ -224,7 +228,9 @@ class Handler(BaseHTTPRequestHandler):
             events.append(chunk([], usage=usage))
         events.append("data: [DONE]\n\n")
         data = "".join(events).encode()
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+        body = f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n"
+        self.send_all(200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                            ("Transfer-Encoding", "chunked")], body)
 
 
 def main():
