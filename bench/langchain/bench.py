@@ -132,6 +132,28 @@ def make_postgres(name, tables):
     return True
 
 
+def make_mysql(name, tables):
+    """Creates the scratch database on MariaDB/MySQL; returns False (and says why) when it does not answer."""
+    base = ["mariadb", "-h", "127.0.0.1", "-P", "3306", "-u", "root"]
+    try:
+        subprocess.run(base + ["-e", f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"], check=True,
+                       capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"SKIPPED mariadb: {e}", flush=True)
+        return False
+    sql = subprocess.run([sys.executable, HERE / "gen_schema.py", "mysql", str(tables)], capture_output=True,
+                         text=True, check=True).stdout
+    subprocess.run(base + [name], input=sql, text=True, check=True, capture_output=True)
+    subprocess.run(base + [name, "-e", "ANALYZE TABLE " + ", ".join(f"t{i}" for i in range(tables))],
+                   check=True, capture_output=True)
+    return True
+
+
+def drop_mysql(name):
+    subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e", f"DROP DATABASE IF EXISTS {name}"],
+                   capture_output=True)
+
+
 def drop_postgres(name):
     subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c",
                     f"DROP DATABASE IF EXISTS {name}"], capture_output=True)
@@ -146,6 +168,10 @@ def introspection(args, table, work):
     if not args.no_postgres and make_postgres(pg_name, args.tables):
         targets.append(("PostgreSQL", f"postgres://postgres@127.0.0.1:5432/{pg_name}",
                         f"postgresql+psycopg2://postgres@127.0.0.1:5432/{pg_name}"))
+    my_name = f"steward_lc_bench_{os.getpid()}"
+    if not args.no_mariadb and make_mysql(my_name, args.tables):
+        targets.append(("MariaDB", f"mysql://root@127.0.0.1:3306/{my_name}",
+                        f"mysql+pymysql://root@127.0.0.1:3306/{my_name}"))
     try:
         for engine, s_url, l_url in targets:
             label = f"introspect {args.tables} tables, {engine}"
@@ -179,8 +205,11 @@ def introspection(args, table, work):
             table.add(label, "wall, median (Steward's cache warm)", median([w for w, _ in warm]),
                       median([w for w, _ in lc]), "s")
     finally:
-        if len(targets) > 1:
+        engines = [t[0] for t in targets]
+        if "PostgreSQL" in engines:
             drop_postgres(pg_name)
+        if "MariaDB" in engines:
+            drop_mysql(my_name)
 
 
 # ---------------------------------------------------------------------------------------------------- agent
@@ -330,6 +359,7 @@ def main():
     p.add_argument("--steps-long", type=int, default=20, help="tool calls for the marginal-step figure")
     p.add_argument("--repeat", type=int, default=10, help="runs in one process for the in-process variant")
     p.add_argument("--no-postgres", action="store_true")
+    p.add_argument("--no-mariadb", action="store_true")
     p.add_argument("--only", choices=["introspect", "agent"])
     args = p.parse_args()
     work = Path(args.work)

@@ -2,12 +2,13 @@
 # Steward side by side with LangChain on the same workloads (issue 12, item 6); see bench/langchain/README.md.
 #
 #   bash bench/langchain/run.sh                 # everything: introspection (SQLite, PostgreSQL) and the agent
-#   bash bench/langchain/run.sh --only agent    # or --only introspect; --runs N, --steps N, --no-postgres, ...
+#   bash bench/langchain/run.sh --only agent    # or --only introspect; --runs N, --steps N, --no-postgres, --no-mariadb, ...
 #
 # STEWARD_BIN: the steward binary (default target/release/steward under CARGO_TARGET_DIR or the repo; built
 # with `cargo build --release -p steward` when missing). The LangChain side is installed from PyPI into
 # target/bench-venv (pinned in requirements.txt; reused when present). Needs python3 (3.10+), /usr/bin/time,
-# and for PostgreSQL psql and a server at 127.0.0.1:5432 (user postgres, trust); without one it says SKIPPED.
+# for PostgreSQL psql and a server at 127.0.0.1:5432 (user postgres, trust), for MariaDB the mariadb client and a
+# server at 127.0.0.1:3306 (root, empty password); without a server it says SKIPPED.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,10 +28,11 @@ if [[ ! -x "$steward" ]]; then
     (cd "$repo" && CARGO_TARGET_DIR="$target" cargo build --release -p steward) >&2
 fi
 
-if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
-    echo "== installing LangChain into $venv (pinned in bench/langchain/requirements.txt)" >&2
-    rm -rf "$venv"
+if [[ ! -x "$venv/bin/python" ]]; then
     python3 -m venv "$venv"
+fi
+if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+    echo "== installing LangChain into $venv (pinned in bench/langchain/requirements.txt)" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
     cp "$here/requirements.txt" "$venv/requirements.txt"
 fi
