@@ -21,6 +21,7 @@ Run: mock_openai.py --port 0 --steps N  (prints the port on its first line).
 
 import argparse
 import json
+import os
 import socket
 import sys
 import threading
@@ -233,11 +234,22 @@ class Handler(BaseHTTPRequestHandler):
                             ("Transfer-Encoding", "chunked")], body)
 
 
+def stop_when_orphaned(parent, lifetime):
+    """Ends the process when the driver that started it is gone, or after `lifetime` seconds at most."""
+    deadline = time.monotonic() + lifetime
+    while os.getppid() == parent and time.monotonic() < deadline:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--lifetime", type=float, default=3600, help="seconds before it stops by itself")
     args = parser.parse_args()
+    watchdog = threading.Thread(target=stop_when_orphaned, args=(os.getppid(), args.lifetime), daemon=True)
+    watchdog.start()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     server.state = State(args.steps)
