@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Drives the side-by-side benchmark (called by run.sh): Steward against LangChain on the same workloads.
 
-Workload 1, introspection of a generated schema (1,000 tables x 20 columns, a foreign key each, 3 rows each),
-whole process, wall time and peak RSS from /usr/bin/time:
+Workload 1, introspection of a generated schema (1,000 tables x 20 columns, a foreign key each, 3 rows each)
+on SQLite, PostgreSQL and MariaDB, whole process (wall time around the child, peak RSS from /usr/bin/time):
   Steward   `steward schema --db URL --budget 1000000` with an empty catalog cache (then again with the cache
             warm, as a second run would find it)
   LangChain `SQLDatabase.from_uri(URL)` + `db.get_table_info()` (lc_introspect.py)
