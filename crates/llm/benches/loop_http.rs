@@ -4,8 +4,9 @@
 //! validation and one tool call. Compare with the in-process figure of `cargo bench -p steward-core --bench
 //! step`, which has no HTTP.
 //!
-//! After the timings it prints the heap allocations per step made on the agent's thread (the mock server runs
-//! on a thread of its own and is not counted), in process and over HTTP.
+//! After the timings it prints, in process and over HTTP, the heap allocations per step made on the agent's
+//! thread and that thread's CPU time per step (from `/proc/thread-self/schedstat`: steadier than wall time on a
+//! busy machine). The mock server runs on a thread of its own and is not counted.
 //!
 //! Run: `cargo bench -p steward-llm --bench loop_http`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -73,14 +74,37 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations and bytes allocated on this thread while `f` runs.
-fn counted<T>(f: impl FnOnce() -> T) -> (T, u64, u64) {
+/// What one thread spent while `f` ran.
+struct Spent {
+    allocs: u64,
+    bytes: u64,
+    /// On-CPU nanoseconds (none where `/proc/thread-self/schedstat` is missing).
+    cpu_ns: Option<u64>,
+}
+
+/// This thread's on-CPU time so far, in nanoseconds.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// Allocations, bytes allocated and CPU time on this thread while `f` runs.
+fn counted<T>(f: impl FnOnce() -> T) -> Spent {
+    let cpu = thread_cpu_ns();
     ALLOCS.with(|n| n.set(0));
     BYTES.with(|n| n.set(0));
     COUNTING.with(|on| on.set(true));
-    let out = f();
+    drop(f());
     COUNTING.with(|on| on.set(false));
-    (out, ALLOCS.with(Cell::get), BYTES.with(Cell::get))
+    let (allocs, bytes) = (ALLOCS.with(Cell::get), BYTES.with(Cell::get));
+    let cpu_ns = thread_cpu_ns()
+        .zip(cpu)
+        .map(|(after, before)| after - before);
+    Spent {
+        allocs,
+        bytes,
+        cpu_ns,
+    }
 }
 
 // ---- The mock model server -------------------------------------------------------------------------------
@@ -265,9 +289,9 @@ fn per_step(c: &mut Criterion) {
     group.finish();
 }
 
-/// Allocations per step on the agent's thread: in process (a scripted model) and over HTTP.
+/// Allocations and CPU time per step on the agent's thread: in process (a scripted model) and over HTTP.
 fn allocations() {
-    const CALLS: u64 = 2_000;
+    const CALLS: u64 = 10_000;
     let rt = runtime();
     let script = Arc::new(Script::default());
     let base = start_mock(script.clone());
@@ -282,17 +306,22 @@ fn allocations() {
         Arc::new(ScriptedModel::new(replies).without_recording())
     };
     let in_process = scripted();
-    let (_, allocs, bytes) = counted(|| run(&rt, &in_process, &script, CALLS));
-    report("in process (scripted model)", allocs, bytes, CALLS);
-    let (_, allocs, bytes) = counted(|| run(&rt, &http, &script, CALLS));
-    report("over loopback HTTP (OpenAI provider)", allocs, bytes, CALLS);
+    let spent = counted(|| run(&rt, &in_process, &script, CALLS));
+    report("in process (scripted model)", &spent, CALLS);
+    let spent = counted(|| run(&rt, &http, &script, CALLS));
+    report("over loopback HTTP (OpenAI provider)", &spent, CALLS);
 }
 
-fn report(what: &str, allocs: u64, bytes: u64, calls: u64) {
+fn report(what: &str, spent: &Spent, calls: u64) {
+    let per = |n: u64| n as f64 / calls as f64;
+    let cpu = spent.cpu_ns.map_or_else(
+        || "CPU time unknown".to_owned(),
+        |ns| format!("{:.1} µs CPU", per(ns) / 1000.0),
+    );
     println!(
-        "allocations per step, {what}: {:.0} ({:.1} KiB)",
-        allocs as f64 / calls as f64,
-        bytes as f64 / calls as f64 / 1024.0
+        "per step, {what}: {:.0} allocations ({:.1} KiB), {cpu} on the agent's thread",
+        per(spent.allocs),
+        per(spent.bytes) / 1024.0
     );
 }
 
