@@ -24,6 +24,7 @@ mod quirks;
 mod react;
 mod replay;
 mod resolve;
+mod schemas;
 mod sse;
 
 pub use anthropic::{AnthropicConfig, AnthropicModel};

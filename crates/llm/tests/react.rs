@@ -223,3 +223,42 @@ async fn text_mode_uses_the_observation_stop_sequence() {
         "Thought: I need to calculate.\nAction: calculator\nAction Input: {\"expression\":\"5 * 1.2\"}"
     );
 }
+
+#[tokio::test]
+async fn the_tools_prompt_follows_the_toolbox_of_each_request() {
+    use steward_core::{Message, ModelRequest, ToolSpec};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply(r#"{"thought": "done", "final_answer": "ok"}"#))
+        .mount(&server)
+        .await;
+    let model = ReactModel::new(local(&server), ReactStyle::Text);
+    let toolbox = |name: &str| -> Arc<[ToolSpec]> {
+        vec![ToolSpec::new(name, "A tool.", json!({"type": "object"}))].into()
+    };
+    let (first, second) = (toolbox("alpha_tool"), toolbox("beta_tool"));
+    let ask = |tools: &Arc<[ToolSpec]>, instructions: &str| {
+        ModelRequest::new(
+            vec![Message::system(instructions), Message::user("hi")],
+            tools.clone(),
+        )
+    };
+    model.complete(&ask(&first, "First.")).await.unwrap();
+    model.complete(&ask(&first, "Again.")).await.unwrap();
+    model.complete(&ask(&second, "")).await.unwrap();
+    let mut systems = Vec::new();
+    for i in 0..3 {
+        systems.push(messages(&body_of(&server, i).await)[0].1.clone());
+    }
+    let [a, b, c] = <[String; 3]>::try_from(systems).unwrap();
+    assert!(
+        a.starts_with("First.\n\nYou have these tools:") && a.contains("alpha_tool"),
+        "{a}"
+    );
+    assert_eq!(b.replacen("Again.", "First.", 1), a);
+    assert!(
+        c.starts_with("You have these tools:") && c.contains("beta_tool"),
+        "{c}"
+    );
+    assert!(!c.contains("alpha_tool"), "{c}");
+}

@@ -1,10 +1,12 @@
 //! A provider's HTTP client: one POST with its retry loop (timeouts, retries, `Retry-After`, the retry hook),
 //! and the reading of reply bodies, whole or piece by piece.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bytes::Bytes;
 use reqwest::Response;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::Value;
+use serde::Serialize;
 use steward_core::ModelError;
 
 use super::policy::{
@@ -23,6 +25,8 @@ pub(crate) struct Http {
     options: HttpOptions,
     /// Scrubbed from every error text (see `error_text`).
     pub(super) secrets: Vec<Secret>,
+    /// The size the next request body is expected to reach: the last one's, with room to grow.
+    last_body: AtomicUsize,
 }
 
 impl Http {
@@ -52,6 +56,7 @@ impl Http {
                 .into_iter()
                 .filter(|s| !s.expose().is_empty())
                 .collect(),
+            last_body: AtomicUsize::new(0),
         })
     }
 
@@ -66,11 +71,9 @@ impl Http {
         &self,
         url: &str,
         headers: &HeaderMap,
-        body: &Value,
+        body: &(impl Serialize + Sync),
     ) -> Result<Response, ModelError> {
-        let body = serde_json::to_vec(body)
-            .map(Bytes::from)
-            .map_err(|e| self.invalid(format!("could not encode the request: {e}")))?;
+        let body = self.encode(body)?;
         let retry = self.options.retry;
         let mut attempt = 0u32;
         loop {
@@ -145,6 +148,17 @@ impl Http {
             }
             tokio::time::sleep(delay).await;
         }
+    }
+
+    /// A request body as JSON bytes, written into a buffer the size of the last body (a conversation grows
+    /// by a message or two per call) instead of one grown by doubling.
+    fn encode(&self, body: &impl Serialize) -> Result<Bytes, ModelError> {
+        let mut out = Vec::with_capacity(self.last_body.load(Ordering::Relaxed).max(256));
+        serde_json::to_writer(&mut out, body)
+            .map_err(|e| self.invalid(format!("could not encode the request: {e}")))?;
+        self.last_body
+            .store(out.len() + out.len() / 8, Ordering::Relaxed);
+        Ok(Bytes::from(out))
     }
 
     /// Reads a whole (successful) body.

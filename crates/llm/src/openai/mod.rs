@@ -1,16 +1,21 @@
 //! OpenAI chat completions, and everything that speaks it: Azure OpenAI (deployments and v1 URL forms), Ollama,
 //! vLLM, llama.cpp's server, LM Studio and any other OpenAI-compatible server.
 
+mod body;
 mod stream;
 mod wire;
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use steward_core::redact::{redact_url, url_secrets};
-use steward_core::{Capabilities, Model, ModelError, ModelRequest, ModelResponse, StreamDelta};
+use steward_core::{
+    Capabilities, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, StreamDelta,
+};
 
 use crate::http::{Http, HttpOptions, Secret};
+use crate::schemas::SchemaCache;
 use crate::sse::SseParser;
+use body::Body;
 use stream::Accumulator;
 use wire::{Completion, Dialect};
 
@@ -192,6 +197,7 @@ pub struct OpenAiModel {
     url: String,
     headers: HeaderMap,
     dialect: Dialect,
+    schemas: SchemaCache,
     capabilities: Capabilities,
     http: Http,
 }
@@ -251,6 +257,11 @@ impl OpenAiModel {
                 max_completion_tokens: hosted,
                 strict_tools: config.strict_tools,
             },
+            schemas: SchemaCache::new(if config.strict_tools {
+                SchemaStyle::Strict
+            } else {
+                SchemaStyle::Standard
+            }),
             capabilities: Capabilities::new()
                 .native_tools(true)
                 .strict_schemas(hosted)
@@ -282,7 +293,8 @@ impl Model for OpenAiModel {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = wire::request_body(&self.model, request, self.dialect, false);
+        let schemas = self.schemas.rendered(&request.tools);
+        let body = Body::new(&self.model, request, &schemas, self.dialect, false);
         let response = self.http.post(&self.url, &self.headers, &body).await?;
         let bytes = self.http.body(response).await?;
         self.parse(&bytes, request)
@@ -293,7 +305,8 @@ impl Model for OpenAiModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let body = wire::request_body(&self.model, request, self.dialect, true);
+        let schemas = self.schemas.rendered(&request.tools);
+        let body = Body::new(&self.model, request, &schemas, self.dialect, true);
         let mut response = self.http.post(&self.url, &self.headers, &body).await?;
         let is_sse = response
             .headers()

@@ -3,10 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use steward_core::{
-    Message, ModelRequest, ModelResponse, ResponseFormat, SchemaStyle, ToolCall, ToolChoice,
-    ToolSpec, Usage,
-};
+use steward_core::{ModelResponse, ToolCall, ToolSpec, Usage};
 
 use crate::quirks::{arguments_text, finish_reason, new_call_id, tool_calls_in_text};
 
@@ -106,115 +103,6 @@ pub(crate) struct Dialect {
     pub(crate) max_completion_tokens: bool,
     /// Tools sent with `strict: true` and the strict schema rendering.
     pub(crate) strict_tools: bool,
-}
-
-/// The request body.
-pub(crate) fn request_body(
-    model: &str,
-    request: &ModelRequest,
-    dialect: Dialect,
-    stream: bool,
-) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    body.insert(
-        "messages".into(),
-        Value::Array(request.messages.iter().map(message).collect()),
-    );
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(request.tools.iter().map(|t| tool(t, dialect)).collect()),
-        );
-        let choice = match &request.tool_choice {
-            ToolChoice::Required => json!("required"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-            _ => json!("auto"),
-        };
-        body.insert("tool_choice".into(), choice);
-    }
-    if let Some(format) = &request.response_format {
-        let format = match format {
-            ResponseFormat::JsonSchema {
-                name,
-                schema,
-                strict,
-            } => {
-                json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}})
-            }
-            _ => json!({"type": "json_object"}),
-        };
-        body.insert("response_format".into(), format);
-    }
-    if let Some(max) = request.max_output_tokens {
-        let key = if dialect.max_completion_tokens {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(key.into(), json!(max));
-    }
-    if let Some(t) = request.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if !request.stop.is_empty() {
-        body.insert("stop".into(), json!(request.stop));
-    }
-    if stream {
-        body.insert("stream".into(), json!(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Value::Object(body)
-}
-
-fn tool(spec: &ToolSpec, dialect: Dialect) -> Value {
-    let style = if dialect.strict_tools {
-        SchemaStyle::Strict
-    } else {
-        SchemaStyle::Standard
-    };
-    let mut function = json!({
-        "name": spec.name,
-        "description": spec.description,
-        "parameters": spec.model_parameters(style),
-    });
-    if dialect.strict_tools {
-        function["strict"] = json!(true);
-    }
-    json!({"type": "function", "function": function})
-}
-
-fn message(m: &Message) -> Value {
-    match m {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::Assistant {
-            content,
-            tool_calls,
-        } => {
-            let mut out = json!({"role": "assistant"});
-            // `content` is omitted rather than null: several local servers reject null.
-            match content {
-                Some(text) => out["content"] = json!(text),
-                None if tool_calls.is_empty() => out["content"] = json!(""),
-                None => {}
-            }
-            if !tool_calls.is_empty() {
-                out["tool_calls"] = Value::Array(
-                    tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                        .collect(),
-                );
-            }
-            out
-        }
-        Message::Tool {
-            call_id, content, ..
-        } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-        _ => json!({"role": "user", "content": m.text().unwrap_or_default()}),
-    }
 }
 
 /// Turns a whole (non-streamed) completion into a reply.

@@ -15,6 +15,8 @@
 
 mod parse;
 
+use std::sync::{Arc, Mutex, Weak};
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use steward_core::{
@@ -35,6 +37,9 @@ pub enum ReactStyle {
     Text,
 }
 
+/// The tools part of a system prompt, and the toolbox it was written for.
+type ToolsPrompt = (Weak<[ToolSpec]>, Arc<str>);
+
 /// A model driven in ReAct style (see the module docs).
 #[derive(Debug)]
 pub struct ReactModel<M> {
@@ -42,6 +47,9 @@ pub struct ReactModel<M> {
     style: ReactStyle,
     max_repairs: u32,
     name: String,
+    /// The tools part of the system prompt for the last toolbox seen (a run sends the same one every step,
+    /// and writing it out renders every tool's schema).
+    tools_prompt: Mutex<Option<ToolsPrompt>>,
 }
 
 impl<M: Model> ReactModel<M> {
@@ -56,6 +64,7 @@ impl<M: Model> ReactModel<M> {
             inner,
             style,
             max_repairs: 2,
+            tools_prompt: Mutex::new(None),
         }
     }
 
@@ -79,11 +88,12 @@ impl<M: Model> ReactModel<M> {
                 _ => None,
             })
             .collect();
-        let mut messages = vec![Message::system(system_prompt(
-            &instructions.join("\n\n"),
-            &tools,
-            self.style,
-        ))];
+        let mut prompt = instructions.join("\n\n");
+        if !prompt.is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(&self.tools_prompt(&request.tools, &tools));
+        let mut messages = vec![Message::system(prompt)];
         for m in &request.messages {
             match m {
                 Message::System { .. } => {}
@@ -119,6 +129,23 @@ impl<M: Model> ReactModel<M> {
             ReactStyle::Text => inner.stop = vec!["Observation:".to_owned()],
         }
         inner
+    }
+
+    /// The tools part of the system prompt (`tools` are `all` without `final_answer`), written once per
+    /// toolbox.
+    fn tools_prompt(&self, all: &Arc<[ToolSpec]>, tools: &[&ToolSpec]) -> Arc<str> {
+        let Ok(mut cached) = self.tools_prompt.lock() else {
+            return tools_prompt(tools, self.style).into();
+        };
+        if let Some((key, text)) = cached.as_ref()
+            && key.strong_count() > 0
+            && std::ptr::addr_eq(key.as_ptr(), Arc::as_ptr(all))
+        {
+            return text.clone();
+        }
+        let text: Arc<str> = tools_prompt(tools, self.style).into();
+        *cached = Some((Arc::downgrade(all), text.clone()));
+        text
     }
 }
 
@@ -183,12 +210,9 @@ impl<M: Model> Model for ReactModel<M> {
     }
 }
 
-fn system_prompt(instructions: &str, tools: &[&ToolSpec], style: ReactStyle) -> String {
+/// What the system prompt says after the agent's instructions: the tools and the reply format.
+fn tools_prompt(tools: &[&ToolSpec], style: ReactStyle) -> String {
     let mut out = String::new();
-    if !instructions.is_empty() {
-        out.push_str(instructions);
-        out.push_str("\n\n");
-    }
     if tools.is_empty() {
         out.push_str("You have no tools.\n");
     } else {

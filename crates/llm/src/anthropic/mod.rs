@@ -1,22 +1,23 @@
 //! Anthropic's Messages API: system prompt, `tool_use` / `tool_result` blocks, stop reasons and streaming.
 
+mod body;
+
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use steward_core::redact::{redact_url, url_secrets};
 use steward_core::{
-    Capabilities, Message, Model, ModelError, ModelRequest, ModelResponse, StreamDelta, ToolCall,
-    ToolChoice, Usage,
+    Capabilities, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, StreamDelta,
+    ToolCall, Usage,
 };
 
 use crate::http::{Http, HttpOptions, Secret, cut, provider_message};
 use crate::quirks::{finish_reason, new_call_id};
+use crate::schemas::SchemaCache;
 use crate::sse::SseParser;
 
 /// The API version sent in `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
-/// `max_tokens` is required by the API; this is used when the request sets none.
-const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// Settings of an Anthropic model.
 #[derive(Clone)]
@@ -60,6 +61,7 @@ pub struct AnthropicModel {
     model: String,
     url: String,
     headers: HeaderMap,
+    schemas: SchemaCache,
     http: Http,
 }
 
@@ -101,6 +103,7 @@ impl AnthropicModel {
             url,
             model: config.model,
             headers,
+            schemas: SchemaCache::new(SchemaStyle::Standard),
             http: Http::new("anthropic", config.http, secrets)?,
         })
     }
@@ -121,7 +124,8 @@ impl Model for AnthropicModel {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = request_body(&self.model, request, false);
+        let schemas = self.schemas.rendered(&request.tools);
+        let body = body::Body::new(&self.model, request, &schemas, false);
         let response = self.http.post(&self.url, &self.headers, &body).await?;
         let bytes = self.http.body(response).await?;
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -138,7 +142,8 @@ impl Model for AnthropicModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(&self.model, request, true);
+        let schemas = self.schemas.rendered(&request.tools);
+        let body = body::Body::new(&self.model, request, &schemas, true);
         let mut response = self.http.post(&self.url, &self.headers, &body).await?;
         let mut parser = SseParser::default();
         let mut acc = StreamState::default();
@@ -169,116 +174,6 @@ impl Model for AnthropicModel {
                 });
             }
         }
-    }
-}
-
-/// The request body.
-fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::System { content } => Some(content.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut body = json!({
-        "model": model,
-        "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": messages(&request.messages),
-    });
-    if !system.is_empty() {
-        body["system"] = json!(system.join("\n\n"));
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "name": t.name,
-                        "description": t.description,
-                        "input_schema": t.model_parameters(steward_core::SchemaStyle::Standard),
-                    })
-                })
-                .collect(),
-        );
-        body["tool_choice"] = match &request.tool_choice {
-            ToolChoice::Required => json!({"type": "any"}),
-            ToolChoice::None => json!({"type": "none"}),
-            ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
-            _ => json!({"type": "auto"}),
-        };
-    }
-    if let Some(t) = request.temperature {
-        body["temperature"] = json!(t);
-    }
-    if !request.stop.is_empty() {
-        body["stop_sequences"] = json!(request.stop);
-    }
-    if stream {
-        body["stream"] = json!(true);
-    }
-    body
-}
-
-/// Messages as content blocks, with consecutive messages of one role merged (the API wants roles to
-/// alternate, and all results of one assistant turn in one user message).
-fn messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = match m {
-            Message::System { .. } => continue,
-            Message::User { content } => ("user", text_block(content)),
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut blocks = content.as_deref().map(text_block).unwrap_or_default();
-                for call in tool_calls {
-                    let input = match serde_json::from_str::<Value>(&call.arguments) {
-                        Ok(v @ Value::Object(_)) => v,
-                        // The API insists on an object; keep what the model sent, visibly.
-                        _ => json!({ "_unparsed_arguments": call.arguments }),
-                    };
-                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
-                }
-                ("assistant", blocks)
-            }
-            Message::Tool {
-                call_id,
-                content,
-                is_error,
-                ..
-            } => {
-                let mut block =
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
-                if *is_error {
-                    block["is_error"] = json!(true);
-                }
-                ("user", vec![block])
-            }
-            _ => continue,
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match out.last_mut() {
-            Some((last, existing)) if last == role => existing.extend(blocks),
-            _ => out.push((role.to_owned(), blocks)),
-        }
-    }
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
-}
-
-fn text_block(text: &str) -> Vec<Value> {
-    if text.is_empty() {
-        Vec::new()
-    } else {
-        vec![json!({"type": "text", "text": text})]
     }
 }
 
