@@ -1,5 +1,5 @@
 //! The guard's time per verdict over every gold query of the shared Spider slice (SQLite) and defog sets
-//! (PostgreSQL). Goal: median under 50 µs.
+//! (PostgreSQL), and verdicts per second on one thread. Goal: median under 50 µs.
 //!
 //! Run: `cargo bench -p steward-sql --bench guard`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -51,6 +51,15 @@ fn main() {
         times.sort_by(f64::total_cmp);
         medians.push(times[ROUNDS / 2]);
     }
+    // Throughput: whole passes over the corpus on one thread, as a server checking a stream of queries would.
+    let passes = 20;
+    let started = Instant::now();
+    for _ in 0..passes {
+        for (dialect, sql) in &corpus {
+            std::hint::black_box(guard(*dialect).check(std::hint::black_box(sql)));
+        }
+    }
+    let per_second = (passes * corpus.len()) as f64 / started.elapsed().as_secs_f64();
     medians.sort_by(f64::total_cmp);
     let pct = |p: f64| medians[((medians.len() - 1) as f64 * p) as usize];
     println!(
@@ -64,4 +73,5 @@ fn main() {
         pct(0.99),
         pct(1.0)
     );
+    println!("  verdicts per second on one thread: {per_second:.0}");
 }
