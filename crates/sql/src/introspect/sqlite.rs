@@ -66,6 +66,9 @@ pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error>
         }
     }
     drop(columns);
+    for t in tables.values_mut() {
+        t.columns.shrink_to_fit();
+    }
     for (table, mut pk) in keys {
         pk.sort();
         if let Some(t) = tables.get_mut(&table) {
