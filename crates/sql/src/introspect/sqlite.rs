@@ -8,6 +8,9 @@ use sqlx::{Row, SqlitePool};
 
 use crate::catalog::{Column, ForeignKey, Table, TableKind};
 
+/// A column as `pragma_table_info` gives it: name, type, notnull, default, position in the primary key.
+type PragmaColumn = (String, String, i64, Option<String>, i64);
+
 /// Tables with their columns and keys; row counts from `sqlite_stat1`, or counted when there are few tables.
 pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error> {
     let mut tables: BTreeMap<String, Table> = BTreeMap::new();
@@ -37,38 +40,42 @@ pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error>
         );
     }
     drop(rows);
+    // One row per table, its columns as a JSON array in order: 20 times fewer rows to carry across sqlx's
+    // worker thread than one row per column.
     let mut columns = sqlx::query(
-        "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk \
+        "SELECT m.name, json_group_array(json_array(p.name, p.type, p.\"notnull\", p.dflt_value, p.pk) ORDER BY p.cid) \
          FROM sqlite_schema m JOIN pragma_table_info(m.name) p \
          WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
-         ORDER BY m.name, p.cid",
+         GROUP BY m.name",
     )
     .fetch(&mut *conn);
     let mut keys: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
     while let Some(row) = columns.try_next().await? {
         let table: String = row.try_get(0)?;
-        let name: String = row.try_get(1)?;
-        let pk: i64 = row.try_get(5)?;
-        if pk > 0 {
-            keys.entry(table.clone())
-                .or_default()
-                .push((pk, name.clone()));
-        }
-        if let Some(t) = tables.get_mut(&table) {
+        let list: &str = row.try_get(1)?;
+        let list: Vec<PragmaColumn> =
+            serde_json::from_str(list).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        let Some(t) = tables.get_mut(&table) else {
+            continue;
+        };
+        t.columns.reserve_exact(list.len());
+        for (name, data_type, not_null, default, pk) in list {
+            if pk > 0 {
+                keys.entry(table.clone())
+                    .or_default()
+                    .push((pk, name.clone()));
+            }
             t.columns.push(Column {
                 name,
-                data_type: row.try_get(2)?,
-                nullable: row.try_get::<i64, _>(3)? == 0 && pk == 0,
-                default: row.try_get(4)?,
+                data_type,
+                nullable: not_null == 0 && pk == 0,
+                default,
                 comment: None,
                 samples: Vec::new(),
             });
         }
     }
     drop(columns);
-    for t in tables.values_mut() {
-        t.columns.shrink_to_fit();
-    }
     for (table, mut pk) in keys {
         pk.sort();
         if let Some(t) = tables.get_mut(&table) {
