@@ -10,7 +10,8 @@ use crate::catalog::{Column, ForeignKey, Table, TableKind};
 
 /// Tables with their columns, keys, comments and row estimates.
 pub(super) async fn tables(pool: &MySqlPool) -> Result<Vec<Table>, sqlx::Error> {
-    let (mut tables, columns, keys) = tokio::try_join!(relations(pool), columns(pool), keys(pool))?;
+    let (mut tables, columns, keys) =
+        futures_util::future::try_join3(relations(pool), columns(pool), keys(pool)).await?;
     for (table, list) in columns {
         if let Some(t) = tables.get_mut(&table) {
             t.columns = list;

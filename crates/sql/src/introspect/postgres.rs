@@ -35,12 +35,13 @@ type Constraint = (
 /// Tables with their columns, keys, comments and row estimates: four catalog queries, run at once on the pool,
 /// their rows streamed.
 pub(super) async fn tables(pool: &PgPool) -> Result<Vec<Table>, sqlx::Error> {
-    let (current, relations, columns, constraints) = tokio::try_join!(
+    let (current, relations, columns, constraints) = futures_util::future::try_join4(
         sqlx::query_scalar::<_, String>("SELECT current_schema()::text").fetch_one(pool),
         relations(pool),
         columns(pool),
         constraints(pool),
-    )?;
+    )
+    .await?;
     let mut tables: BTreeMap<(String, String), Table> = relations
         .into_iter()
         .map(|((schema, name), mut table)| {
