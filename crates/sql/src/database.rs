@@ -6,19 +6,21 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlSslMode};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 
 use crate::catalog::Catalog;
+use crate::connect::{connect_error, probe};
 use crate::dialect::Dialect;
 use crate::error::SqlError;
+use crate::loopback;
 use crate::privileges::{self, Privileges};
 use crate::session;
 use steward_core::redact::redact_url;
 
 /// How long to wait for a connection.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a SQLite statement waits for another process's lock before it fails: writers queue instead of
 /// failing with "database is locked".
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -152,9 +154,14 @@ impl Database {
             .extra_float_digits(None)
             .application_name("steward");
         let target = format!("{}:{}", options.get_host(), options.get_port());
+        let plain =
+            loopback::postgres_plain_first(url, options.get_host(), options.get_socket().is_some())
+                .then(|| options.clone().ssl_mode(PgSslMode::Disable));
         // One direct connection first: a pool retries until its timeout and hides why it failed. It also
-        // reads the session defaults the database would give a client that did not ask for any.
-        let mut probe = probe::<sqlx::PgConnection>(&options, &target, shown).await?;
+        // reads the session defaults the database would give a client that did not ask for any, and settles
+        // whether the pools connect with TLS.
+        let (mut probe, options) =
+            probe::<sqlx::PgConnection>(&options, plain, &target, shown).await?;
         let defaults = session::pg_defaults(&mut probe, options.get_options())
             .await
             .map_err(|e| connect_error(&e, &target, shown))?;
@@ -207,7 +214,11 @@ impl Database {
             .no_engine_substitution(false)
             .timezone(None);
         let target = format!("{}:{}", options.get_host(), options.get_port());
-        let mut probe = probe::<sqlx::MySqlConnection>(&options, &target, shown).await?;
+        let plain =
+            loopback::mysql_plain_first(&url, options.get_host(), options.get_socket().is_some())
+                .then(|| options.clone().ssl_mode(MySqlSslMode::Disabled));
+        let (mut probe, options) =
+            probe::<sqlx::MySqlConnection>(&options, plain, &target, shown).await?;
         session::mysql_defaults(&mut probe, false)
             .await
             .map_err(|e| connect_error(&e, &target, shown))?;
@@ -307,61 +318,9 @@ impl Database {
     }
 }
 
-/// Opens one connection, so that a failure is reported with its real cause.
-async fn probe<C: sqlx::Connection>(
-    options: &<C as sqlx::Connection>::Options,
-    target: &str,
-    shown: &str,
-) -> Result<C, SqlError> {
-    match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
-        Ok(Ok(conn)) => Ok(conn),
-        Ok(Err(e)) => Err(connect_error(&e, target, shown)),
-        Err(_) => Err(connect_error(&sqlx::Error::PoolTimedOut, target, shown)),
-    }
-}
-
 /// One line: the first line of a message, trimmed.
 pub(crate) fn one_line(text: &str) -> String {
     text.lines().next().unwrap_or("").trim().to_owned()
-}
-
-/// A connection error as one line that says what to do.
-fn connect_error(error: &sqlx::Error, target: &str, shown: &str) -> SqlError {
-    let text = match error {
-        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            format!(
-                "could not connect to {target}: connection refused; is the database server running there?"
-            )
-        }
-        sqlx::Error::Io(io) => format!("could not connect to {target}: {io}"),
-        sqlx::Error::PoolTimedOut => {
-            format!(
-                "could not connect to {target} within {} s; check the host and port",
-                CONNECT_TIMEOUT.as_secs()
-            )
-        }
-        sqlx::Error::Database(db) => {
-            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
-            let message = one_line(db.message());
-            match code.as_str() {
-                "28P01" | "28000" | "1045" | "28000 (1045)" => {
-                    format!("authentication failed at {target}: {message}")
-                }
-                "3D000" | "1049" | "42000"
-                    if message.contains("database") || message.contains("Unknown database") =>
-                {
-                    format!("{message} at {target}; create it or fix the database name in the URL")
-                }
-                _ => format!("{shown}: {message}"),
-            }
-        }
-        sqlx::Error::Tls(e) => format!("TLS with {target} failed: {}", one_line(&e.to_string())),
-        other => format!(
-            "could not connect to {shown}: {}",
-            one_line(&other.to_string())
-        ),
-    };
-    SqlError::Connect(text)
 }
 
 #[cfg(test)]

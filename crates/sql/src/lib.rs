@@ -27,9 +27,11 @@ mod error;
 mod guard;
 mod query;
 // The driver half: servers through sqlx. It may use the pure half.
+mod connect;
 mod database;
 mod execute;
 mod introspect;
+mod loopback;
 mod privileges;
 mod session;
 mod write;

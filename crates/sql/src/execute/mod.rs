@@ -111,16 +111,6 @@ impl Database {
             .await
     }
 
-    /// Text-protocol reads of SQL this crate built from catalog names (one statement by construction).
-    pub(crate) async fn query_trusted(
-        &self,
-        sql: &str,
-        limits: &QueryLimits,
-    ) -> Result<QueryResult, SqlError> {
-        self.run_read_only(sql, &[], limits, Protocol::TrustedText)
-            .await
-    }
-
     async fn run_read_only(
         &self,
         sql: &str,
@@ -162,9 +152,6 @@ pub(crate) enum Protocol {
     /// PostgreSQL's simple query protocol, MySQL's `COM_QUERY`, after the engine prepared the text once to
     /// prove it is one statement.
     Text,
-    /// The text protocol without that proof, for SQL this crate built itself from catalog names (samples):
-    /// it saves a round trip and the driver's column-origin lookups per query.
-    TrustedText,
     /// A prepared statement.
     Prepared,
 }

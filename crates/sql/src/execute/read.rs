@@ -8,7 +8,7 @@ use super::{Collector, Drained, Protocol, bind::Bind, columns_of, sql_str};
 use crate::query::{Param, ResultColumn};
 
 /// The engine prepares `sql` once — a prepared statement holds exactly one statement, so more is an error —
-/// and describes its columns. SQL this crate built itself ([`Protocol::TrustedText`]) skips the proof.
+/// and describes its columns.
 pub(super) async fn prove<DB>(
     conn: &mut DB::Connection,
     sql: &str,

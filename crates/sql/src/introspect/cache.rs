@@ -1,6 +1,8 @@
 //! Catalogs cached on disk by fingerprint, so that another process reading an unchanged schema reuses its
 //! samples instead of gathering them again. A cache that cannot be read or written only costs time.
 
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Catalog;
@@ -20,12 +22,65 @@ pub(super) fn load(dir: &Path, fingerprint: &str) -> Option<Catalog> {
         .filter(|c| c.fingerprint == fingerprint)
 }
 
-/// Saves `catalog` in `dir` under its fingerprint.
+/// Saves `catalog` in `dir` under its fingerprint: written to a temporary file and renamed, streamed (the JSON
+/// of a large catalog is never held whole in memory).
 pub(super) fn save(dir: &Path, catalog: &Catalog) {
     // A cache that cannot be written only costs time next run.
-    if std::fs::create_dir_all(dir).is_ok()
-        && let Ok(text) = serde_json::to_string(catalog)
-    {
-        let _ = std::fs::write(cache_path(dir, &catalog.fingerprint), text);
+    let _ = write(dir, catalog);
+}
+
+fn write(dir: &Path, catalog: &Catalog) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let path = cache_path(dir, &catalog.fingerprint);
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut out = BufWriter::new(File::create(&temporary)?);
+    let written = serde_json::to_writer(&mut out, catalog)
+        .map_err(std::io::Error::other)
+        .and_then(|()| out.flush());
+    drop(out);
+    match written {
+        Ok(()) => std::fs::rename(&temporary, &path),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Column, Table, TableKind};
+    use crate::dialect::Dialect;
+
+    #[test]
+    fn a_saved_catalog_loads_back_and_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("steward-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let table = Table {
+            name: "t".to_owned(),
+            kind: TableKind::Table,
+            comment: None,
+            columns: vec![Column {
+                name: "c".to_owned(),
+                data_type: "TEXT".to_owned(),
+                nullable: true,
+                default: None,
+                comment: None,
+                samples: vec!["x".to_owned()],
+            }],
+            primary_key: Vec::new(),
+            foreign_keys: Vec::new(),
+            rows: Some(1),
+        };
+        let catalog = Catalog::new(Dialect::Sqlite, vec![table]);
+        save(&dir, &catalog);
+        assert_eq!(load(&dir, &catalog.fingerprint), Some(catalog.clone()));
+        assert_eq!(load(&dir, "0000"), None);
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,8 +1,8 @@
 //! Reading what a live database is: its catalog (tables, columns, keys, row estimates, samples) and, for the
 //! guard, its server's text settings and function catalog.
 //!
-//! The structure comes from a handful of catalog queries per engine (not one round trip per table); samples
-//! come from one small bounded query per table, run a few at a time. A fingerprint of the structure keys a
+//! The structure comes from a handful of catalog queries per engine (not one round trip per table), streamed;
+//! samples come from one small bounded statement per table, up to 50 tables per round trip. A fingerprint of the structure keys a
 //! cache, so samples are not gathered again while the schema is unchanged.
 //!
 //! This is the driver side of the catalog and the guard: what it reads becomes the plain data of
