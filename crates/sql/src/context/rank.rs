@@ -16,7 +16,9 @@ const MAX_CONNECTED: usize = 8;
 /// How much a namespace's coverage of the question adds to each matching table of it.
 const NAMESPACE_WEIGHT: f64 = 0.5;
 /// The share of its best and second-best joined tables' scores a table scores at least.
-const BEST_NEIGHBOUR: f64 = 0.4;
+const BEST_NEIGHBOUR: f64 = 0.6;
+/// The share of its namespace's best table's score a table of a named namespace scores at least.
+const NAMESPACE_SHARE: f64 = 0.5;
 const SECOND_NEIGHBOUR: f64 = 0.3;
 /// How slowly a name's weight falls with its number of words: 3 for one word, 2.25 for two, 1.8 for three.
 const NAME_LENGTH: f64 = 2.0;
@@ -29,6 +31,8 @@ pub(crate) struct Ranker {
     /// Each table's namespace (see [`namespace`]), as an index.
     namespace: Vec<usize>,
     namespaces: usize,
+    /// Per namespace, whether it is the empty one (tables with no namespace).
+    unnamed: Vec<bool>,
 }
 
 /// The namespace of a table name: its schema (`sales.orders`), else its prefix before a double underscore
@@ -62,19 +66,31 @@ impl Ranker {
             .collect();
         let mut graph = fk_graph(catalog);
         infer_joins(catalog, &namespace, &mut graph);
+        let mut unnamed = vec![false; ids.len()];
+        if let Some(&empty) = ids.get("") {
+            unnamed[empty] = true;
+        }
         Self {
             docs,
             df,
             graph,
             namespace,
             namespaces: ids.len(),
+            unnamed,
         }
     }
 
     /// The tables relevant to a question, best first, with the tables that connect them; then the others.
     /// The second value is how many are relevant.
     pub(super) fn ranked(&self, catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
-        let mut query: Vec<String> = terms(question);
+        // The words that phrase the request (`top 5`, `return`, `respective counts`) and bare numbers say
+        // nothing about which tables hold the answer.
+        let mut query: Vec<String> = terms(question)
+            .into_iter()
+            .filter(|w| {
+                !REQUEST_WORDS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
+            })
+            .collect();
         // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
         let raw: Vec<String> = question
             .split(|c: char| !c.is_alphanumeric())
@@ -147,6 +163,20 @@ impl Ranker {
                 }
             }
         }
+        // A table of a named namespace scores at least a share of that namespace's best table: a question is
+        // about one domain, and its other tables are the likeliest to hold what the words do not name.
+        if self.namespaces > 1 {
+            let mut top = vec![0.0f64; self.namespaces];
+            for &(score, i) in &scores {
+                let slot = &mut top[self.namespace[i]];
+                *slot = slot.max(score);
+            }
+            for (i, slot) in scores.iter_mut().enumerate() {
+                if !self.unnamed[self.namespace[i]] {
+                    slot.0 = slot.0.max(NAMESPACE_SHARE * top[self.namespace[i]]);
+                }
+            }
+        }
         scores.retain(|(score, _)| *score > 0.0);
         scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
@@ -209,13 +239,22 @@ impl Fields {
             add(c, 1.0);
         }
         for column in &table.columns {
-            add(&column.name, 1.5);
+            // A reference (`customer_id`) names another table's entity: weak evidence for this one.
+            let reference = table
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.iter().any(|c| c == &column.name))
+                || is_reference_name(&column.name);
+            add(&column.name, if reference { REFERENCE_WEIGHT } else { 1.5 });
             if let Some(c) = &column.comment {
                 add(c, 1.0);
             }
             if is_textual(&column.data_type) {
+                // A short value (`Germany`, `IN TRANSIT`) is what a question names; a word inside free text
+                // (a description, a message) is weak evidence.
                 for s in &column.samples {
-                    add(s, 1.5);
+                    let short = s.split_whitespace().count() <= SHORT_VALUE_WORDS;
+                    add(s, if short { 1.5 } else { FREE_TEXT_WEIGHT });
                 }
             }
         }
@@ -226,6 +265,61 @@ impl Fields {
         self.words.get(term).copied().unwrap_or(0.0)
     }
 }
+
+/// The weight of the words of a column that refers to another table (`customer_id`).
+const REFERENCE_WEIGHT: f64 = 0.75;
+
+/// Whether a column's name reads as a reference to another entity's key: `customer_id`, `CustomerId`.
+fn is_reference_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.len() > 2 && lower.ends_with("id") && {
+        let head = &name[..name.len() - 2];
+        head.ends_with('_') || name.ends_with("Id") || name.ends_with("ID")
+    }
+}
+
+/// A sample value of at most this many words is a value a question may name.
+const SHORT_VALUE_WORDS: usize = 3;
+/// The weight of a word inside a longer, free-text sample value.
+const FREE_TEXT_WEIGHT: f64 = 0.5;
+
+/// Stemmed words that phrase a request rather than name data (dropped from questions only: a column may be
+/// called `total`).
+const REQUEST_WORDS: &[&str] = &[
+    "top",
+    "return",
+    "respective",
+    "common",
+    "distinct",
+    "unique",
+    "count",
+    "total",
+    "sum",
+    "average",
+    "avg",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "most",
+    "least",
+    "highest",
+    "lowest",
+    "find",
+    "get",
+    "display",
+    "provide",
+    "based",
+    "inclusive",
+    "exclusive",
+    "represent",
+    "along",
+    "also",
+    "only",
+    "per",
+    "descend",
+    "ascend",
+];
 
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "each", "for", "from",
