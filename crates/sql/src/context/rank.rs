@@ -14,7 +14,7 @@ const MAX_HOPS: usize = 3;
 /// Most chosen tables whose pairwise paths are added.
 const MAX_CONNECTED: usize = 8;
 /// How much a namespace's coverage of the question adds to each matching table of it.
-const NAMESPACE_WEIGHT: f64 = 0.5;
+const NAMESPACE_WEIGHT: f64 = 0.8;
 /// The share of its best and second-best joined tables' scores a table scores at least.
 const BEST_NEIGHBOUR: f64 = 0.6;
 /// The share of its namespace's best table's score a table of a named namespace scores at least.
@@ -91,12 +91,25 @@ impl Ranker {
                 !REQUEST_WORDS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
             })
             .collect();
-        // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
         let raw: Vec<String> = question
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
+        // `ordered by`, `grouped by`, `sorted by` phrase the result's shape, not its data (unless the word is
+        // used as data elsewhere in the question).
+        for (k, pair) in raw.windows(2).enumerate() {
+            if pair[1] == "by" && SHAPE_WORDS.contains(&pair[0].as_str()) {
+                let word = stem(&pair[0]);
+                let elsewhere = raw.iter().enumerate().any(|(j, w)| {
+                    j != k && stem(w) == word && raw.get(j + 1).is_none_or(|n| n != "by")
+                });
+                if !elsewhere {
+                    query.retain(|w| *w != word);
+                }
+            }
+        }
+        // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
         for pair in raw.windows(2) {
             let joined = stem(&format!("{}{}", pair[0], pair[1]));
             if self.df.contains_key(&joined) && !query.contains(&joined) {
@@ -178,7 +191,16 @@ impl Ranker {
             }
         }
         scores.retain(|(score, _)| *score > 0.0);
-        scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Equal scores (the words cannot tell the tables apart) go to the table with more rows: a populated
+        // table is likelier what a question is about than an empty or near-empty copy.
+        let rows = |i: usize| catalog.tables[i].rows.unwrap_or(0);
+        let level = |s: f64| (s * 1e6).round() as i64;
+        scores.sort_by(|a, b| {
+            level(b.0)
+                .cmp(&level(a.0))
+                .then(rows(b.1).cmp(&rows(a.1)))
+                .then(a.1.cmp(&b.1))
+        });
         let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
         if chosen.is_empty() {
             return ((0..catalog.tables.len()).collect(), catalog.tables.len());
@@ -277,6 +299,11 @@ fn is_reference_name(name: &str) -> bool {
         head.ends_with('_') || name.ends_with("Id") || name.ends_with("ID")
     }
 }
+
+/// Words that, followed by `by`, phrase how a result is shaped.
+const SHAPE_WORDS: &[&str] = &[
+    "order", "ordered", "sort", "sorted", "group", "grouped", "rank", "ranked",
+];
 
 /// A sample value of at most this many words is a value a question may name.
 const SHORT_VALUE_WORDS: usize = 3;
