@@ -2,7 +2,10 @@
 //! rebuilding the merged schema: a quick loop for work on the ranking. Misses are listed for the tuning split
 //! only (the held-out split's questions must not tune the ranking).
 //!
-//! Run: `cargo run -p steward-eval --example retrieval_kept -- DIR [BUDGET…]`
+//! Run: `cargo run -p steward-eval --example retrieval_kept -- DIR [BUDGET…]`; with `MISSES=BUDGET` it lists the
+//! tuning misses at that budget, with `RANKS=1` where each tuning question's worst gold table ranks, with
+//! `CONTEXT="a question"` the context of that question at the first budget, with `HELDOUT=1` the other splits'
+//! figures too (an aggregate, to check progress sparingly).
 #![allow(
     missing_docs,
     clippy::unwrap_used,

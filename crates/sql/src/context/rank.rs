@@ -1,8 +1,10 @@
 //! Ranking tables for a question: lexical scores over names, columns, comments and samples, weighted by how
 //! rare each word is (a short name's words weigh more, and words a question splits that a schema runs together
 //! — `check-ins`, `checkin` — match); a table scores more when its namespace (`schema.` or `prefix__`) answers
-//! more of the question, and at least a share of what the tables it joins score; then the tables on the join
-//! paths between the best ones. Joins are the foreign keys, and, within a namespace, columns named like
+//! more of the question, at least a share of what the tables it joins score and of what its namespace's best
+//! table scores (words that phrase the request, `top`, `ordered by`, are not looked up; free text and reference
+//! columns weigh less; equal scores go to the table with more rows); then the tables on the join paths between
+//! the best ones. Joins are the foreign keys, and, within a namespace, columns named like
 //! another table's key (`paperkeyphrase.paperid` and `paper.paperid`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -17,9 +19,9 @@ const MAX_CONNECTED: usize = 8;
 const NAMESPACE_WEIGHT: f64 = 0.8;
 /// The share of its best and second-best joined tables' scores a table scores at least.
 const BEST_NEIGHBOUR: f64 = 0.6;
+const SECOND_NEIGHBOUR: f64 = 0.3;
 /// The share of its namespace's best table's score a table of a named namespace scores at least.
 const NAMESPACE_SHARE: f64 = 0.5;
-const SECOND_NEIGHBOUR: f64 = 0.3;
 /// How slowly a name's weight falls with its number of words: 3 for one word, 2.25 for two, 1.8 for three.
 const NAME_LENGTH: f64 = 2.0;
 /// A catalog's tables as words, with how many tables hold each word, and its foreign-key graph.
