@@ -2,8 +2,8 @@
 //! rare each word is (a short name's words weigh more, and words a question splits that a schema runs together
 //! — `check-ins`, `checkin` — match); a table scores more when its namespace (`schema.` or `prefix__`) answers
 //! more of the question, at least a share of what the tables it joins score and of what its namespace's best
-//! table scores (words that phrase the request, `top`, `ordered by`, are not looked up; free text and reference
-//! columns weigh less; equal scores go to the table with more rows); then the tables on the join paths between
+//! table scores (words that phrase the request, `top`, `ordered by`, are not looked up; free text weighs
+//! less; equal scores go to the table with more rows); then the tables on the join paths between
 //! the best ones. Joins are the foreign keys, and, within a namespace, columns named like
 //! another table's key (`paperkeyphrase.paperid` and `paper.paperid`).
 
@@ -18,7 +18,7 @@ const MAX_CONNECTED: usize = 8;
 /// How much a namespace's coverage of the question adds to each matching table of it.
 const NAMESPACE_WEIGHT: f64 = 0.8;
 /// The share of its best and second-best joined tables' scores a table scores at least.
-const BEST_NEIGHBOUR: f64 = 0.6;
+const BEST_NEIGHBOUR: f64 = 0.4;
 const SECOND_NEIGHBOUR: f64 = 0.3;
 /// The share of its namespace's best table's score a table of a named namespace scores at least.
 const NAMESPACE_SHARE: f64 = 0.5;
@@ -263,13 +263,7 @@ impl Fields {
             add(c, 1.0);
         }
         for column in &table.columns {
-            // A reference (`customer_id`) names another table's entity: weak evidence for this one.
-            let reference = table
-                .foreign_keys
-                .iter()
-                .any(|fk| fk.columns.iter().any(|c| c == &column.name))
-                || is_reference_name(&column.name);
-            add(&column.name, if reference { REFERENCE_WEIGHT } else { 1.5 });
+            add(&column.name, 1.5);
             if let Some(c) = &column.comment {
                 add(c, 1.0);
             }
@@ -287,18 +281,6 @@ impl Fields {
 
     fn weight(&self, term: &str) -> f64 {
         self.words.get(term).copied().unwrap_or(0.0)
-    }
-}
-
-/// The weight of the words of a column that refers to another table (`customer_id`).
-const REFERENCE_WEIGHT: f64 = 0.75;
-
-/// Whether a column's name reads as a reference to another entity's key: `customer_id`, `CustomerId`.
-fn is_reference_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.len() > 2 && lower.ends_with("id") && {
-        let head = &name[..name.len() - 2];
-        head.ends_with('_') || name.ends_with("Id") || name.ends_with("ID")
     }
 }
 
