@@ -63,14 +63,14 @@ fn the_retrieval_benchmark_reproduces_from_one_command() {
     };
 
     // The gate: what the ranking reaches on questions it was not tuned on (issue 12 asks recall >= 0.98 and
-    // all found >= 0.95; recall is at 0.963, see the README), and on the tuning questions.
+    // all found >= 0.95; recall is at 0.969, see the README), and on the tuning questions.
     let (_, recall, all_found, tokens) = at_2000("heldout");
-    assert!(recall >= 0.96, "held-out recall {recall}");
-    assert!(all_found >= 0.95, "held-out all found {all_found}");
+    assert!(recall >= 0.965, "held-out recall {recall}");
+    assert!(all_found >= 0.965, "held-out all found {all_found}");
     assert!(tokens <= 2000.0);
     let (_, recall, all_found, _) = at_2000("tune");
     assert!(
-        recall >= 0.99 && all_found >= 0.98,
+        recall >= 0.99 && all_found >= 0.99,
         "tune {recall} {all_found}"
     );
 

@@ -48,7 +48,7 @@ pub struct ContextIndex<'a> {
 }
 
 /// Under budget pressure, how many of the best tables are still shown in full.
-const FULL_TABLES: usize = 6;
+const FULL_TABLES: usize = 2;
 
 impl<'a> ContextIndex<'a> {
     /// Prepares `catalog` (the ranking's words are read on the first question).

@@ -1,8 +1,10 @@
 //! Ranking tables for a question: lexical scores over names, columns, comments and samples, weighted by how
 //! rare each word is (a short name's words weigh more, and words a question splits that a schema runs together
 //! — `check-ins`, `checkin` — match); a table scores more when its namespace (`schema.` or `prefix__`) answers
-//! more of the question, and at least a share of what the tables it joins score; then the tables on the join
-//! paths between the best ones. Joins are the foreign keys, and, within a namespace, columns named like
+//! more of the question, at least a share of what the tables it joins score and of what its namespace's best
+//! table scores (words that phrase the request, `top`, `ordered by`, are not looked up; free text weighs
+//! less; equal scores go to the table with more rows); then the tables on the join paths between
+//! the best ones. Joins are the foreign keys, and, within a namespace, columns named like
 //! another table's key (`paperkeyphrase.paperid` and `paper.paperid`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -14,10 +16,12 @@ const MAX_HOPS: usize = 3;
 /// Most chosen tables whose pairwise paths are added.
 const MAX_CONNECTED: usize = 8;
 /// How much a namespace's coverage of the question adds to each matching table of it.
-const NAMESPACE_WEIGHT: f64 = 0.5;
+const NAMESPACE_WEIGHT: f64 = 0.8;
 /// The share of its best and second-best joined tables' scores a table scores at least.
 const BEST_NEIGHBOUR: f64 = 0.4;
 const SECOND_NEIGHBOUR: f64 = 0.3;
+/// The share of its namespace's best table's score a table of a named namespace scores at least.
+const NAMESPACE_SHARE: f64 = 0.5;
 /// How slowly a name's weight falls with its number of words: 3 for one word, 2.25 for two, 1.8 for three.
 const NAME_LENGTH: f64 = 2.0;
 /// A catalog's tables as words, with how many tables hold each word, and its foreign-key graph.
@@ -29,6 +33,8 @@ pub(crate) struct Ranker {
     /// Each table's namespace (see [`namespace`]), as an index.
     namespace: Vec<usize>,
     namespaces: usize,
+    /// Per namespace, whether it is the empty one (tables with no namespace).
+    unnamed: Vec<bool>,
 }
 
 /// The namespace of a table name: its schema (`sales.orders`), else its prefix before a double underscore
@@ -62,25 +68,50 @@ impl Ranker {
             .collect();
         let mut graph = fk_graph(catalog);
         infer_joins(catalog, &namespace, &mut graph);
+        let mut unnamed = vec![false; ids.len()];
+        if let Some(&empty) = ids.get("") {
+            unnamed[empty] = true;
+        }
         Self {
             docs,
             df,
             graph,
             namespace,
             namespaces: ids.len(),
+            unnamed,
         }
     }
 
     /// The tables relevant to a question, best first, with the tables that connect them; then the others.
     /// The second value is how many are relevant.
     pub(super) fn ranked(&self, catalog: &Catalog, question: &str) -> (Vec<usize>, usize) {
-        let mut query: Vec<String> = terms(question);
-        // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
+        // The words that phrase the request (`top 5`, `return`, `respective counts`) and bare numbers say
+        // nothing about which tables hold the answer.
+        let mut query: Vec<String> = terms(question)
+            .into_iter()
+            .filter(|w| {
+                !REQUEST_WORDS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
+            })
+            .collect();
         let raw: Vec<String> = question
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
+        // `ordered by`, `grouped by`, `sorted by` phrase the result's shape, not its data (unless the word is
+        // used as data elsewhere in the question).
+        for (k, pair) in raw.windows(2).enumerate() {
+            if pair[1] == "by" && SHAPE_WORDS.contains(&pair[0].as_str()) {
+                let word = stem(&pair[0]);
+                let elsewhere = raw.iter().enumerate().any(|(j, w)| {
+                    j != k && stem(w) == word && raw.get(j + 1).is_none_or(|n| n != "by")
+                });
+                if !elsewhere {
+                    query.retain(|w| *w != word);
+                }
+            }
+        }
+        // Words a question splits that a schema writes as one (`check-ins`, `sign ups`).
         for pair in raw.windows(2) {
             let joined = stem(&format!("{}{}", pair[0], pair[1]));
             if self.df.contains_key(&joined) && !query.contains(&joined) {
@@ -147,8 +178,31 @@ impl Ranker {
                 }
             }
         }
+        // A table of a named namespace scores at least a share of that namespace's best table: a question is
+        // about one domain, and its other tables are the likeliest to hold what the words do not name.
+        if self.namespaces > 1 {
+            let mut top = vec![0.0f64; self.namespaces];
+            for &(score, i) in &scores {
+                let slot = &mut top[self.namespace[i]];
+                *slot = slot.max(score);
+            }
+            for (i, slot) in scores.iter_mut().enumerate() {
+                if !self.unnamed[self.namespace[i]] {
+                    slot.0 = slot.0.max(NAMESPACE_SHARE * top[self.namespace[i]]);
+                }
+            }
+        }
         scores.retain(|(score, _)| *score > 0.0);
-        scores.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Equal scores (the words cannot tell the tables apart) go to the table with more rows: a populated
+        // table is likelier what a question is about than an empty or near-empty copy.
+        let rows = |i: usize| catalog.tables[i].rows.unwrap_or(0);
+        let level = |s: f64| (s * 1e6).round() as i64;
+        scores.sort_by(|a, b| {
+            level(b.0)
+                .cmp(&level(a.0))
+                .then(rows(b.1).cmp(&rows(a.1)))
+                .then(a.1.cmp(&b.1))
+        });
         let chosen: Vec<usize> = scores.iter().map(|(_, i)| *i).collect();
         if chosen.is_empty() {
             return ((0..catalog.tables.len()).collect(), catalog.tables.len());
@@ -214,8 +268,11 @@ impl Fields {
                 add(c, 1.0);
             }
             if is_textual(&column.data_type) {
+                // A short value (`Germany`, `IN TRANSIT`) is what a question names; a word inside free text
+                // (a description, a message) is weak evidence.
                 for s in &column.samples {
-                    add(s, 1.5);
+                    let short = s.split_whitespace().count() <= SHORT_VALUE_WORDS;
+                    add(s, if short { 1.5 } else { FREE_TEXT_WEIGHT });
                 }
             }
         }
@@ -226,6 +283,54 @@ impl Fields {
         self.words.get(term).copied().unwrap_or(0.0)
     }
 }
+
+/// Words that, followed by `by`, phrase how a result is shaped.
+const SHAPE_WORDS: &[&str] = &[
+    "order", "ordered", "sort", "sorted", "group", "grouped", "rank", "ranked",
+];
+
+/// A sample value of at most this many words is a value a question may name.
+const SHORT_VALUE_WORDS: usize = 3;
+/// The weight of a word inside a longer, free-text sample value.
+const FREE_TEXT_WEIGHT: f64 = 0.5;
+
+/// Stemmed words that phrase a request rather than name data (dropped from questions only: a column may be
+/// called `total`).
+const REQUEST_WORDS: &[&str] = &[
+    "top",
+    "return",
+    "respective",
+    "common",
+    "distinct",
+    "unique",
+    "count",
+    "total",
+    "sum",
+    "average",
+    "avg",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "most",
+    "least",
+    "highest",
+    "lowest",
+    "find",
+    "get",
+    "display",
+    "provide",
+    "based",
+    "inclusive",
+    "exclusive",
+    "represent",
+    "along",
+    "also",
+    "only",
+    "per",
+    "descend",
+    "ascend",
+];
 
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "each", "for", "from",

@@ -40,7 +40,10 @@ pub(super) fn render_table(
     };
     let mut out = format!("CREATE {keyword} {} (", table_ident(dialect, &table.name));
     let mut notes = Vec::new();
-    if let Some(rows) = table.rows {
+    // A compact table (with `focus`) leaves out its size, so that more tables fit.
+    if let Some(rows) = table.rows
+        && focus.is_none()
+    {
         notes.push(format!("~{rows} rows"));
     }
     if let Some(c) = &table.comment {
