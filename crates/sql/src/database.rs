@@ -66,6 +66,20 @@ pub struct Database {
     pub(crate) guard: tokio::sync::OnceCell<crate::guard::Guard>,
 }
 
+/// Whether a SQLite file exists in rollback-journal mode with no journal beside it: then no connection has a
+/// transaction to roll back before readers may use it. A write-ahead-log database is not settled (its readers
+/// need the log's files, which its writer makes).
+fn sqlite_file_is_settled(path: &std::path::Path) -> bool {
+    use std::io::Read as _;
+    let mut header = [0u8; 20];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    // Bytes 18 and 19 are the file format's write and read versions: 1 for a rollback journal, 2 for WAL.
+    let journal_mode = read.is_ok() && header.get(18..20) == Some(&[1, 1][..]);
+    let mut journal = path.as_os_str().to_owned();
+    journal.push("-journal");
+    journal_mode && !std::path::Path::new(&journal).exists()
+}
+
 impl Database {
     /// Connects by URL.
     pub async fn connect(url: &str) -> Result<Self, SqlError> {
@@ -106,23 +120,32 @@ impl Database {
         let fail = |e: sqlx::Error| {
             SqlError::Connect(format!("cannot open {shown}: {}", one_line(&e.to_string())))
         };
-        // The writer opens first and reads the schema, so that a hot journal left by a writer that was
-        // killed mid-transaction is rolled back before any read-only connection meets it.
         // One writer: SQLite writes one transaction at a time anyway; in one process they queue for this
         // connection, across processes they wait on the busy timeout.
-        let write = SqlitePoolOptions::new()
+        let write_options = SqlitePoolOptions::new()
             .acquire_timeout(SQLITE_BUSY_TIMEOUT)
             .max_connections(1)
-            .min_connections(1)
             .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options.clone())
-            .await
-            .map_err(fail)?;
-        sqlx::query("SELECT count(*) FROM sqlite_master")
-            .fetch_one(&write)
-            .await
-            .map_err(fail)?;
+            .max_lifetime(None);
+        // The writer opens first and reads the schema when the file must be created, or when a journal beside
+        // it may be hot: a writer killed mid-transaction leaves one, and it must be rolled back before any
+        // read-only connection meets it. Otherwise it opens on the first write: each connection parses the
+        // whole schema when it opens (a quarter of a second and tens of MB at 10,000 tables), which a
+        // process that only reads need not pay twice.
+        let write = if memory || !sqlite_file_is_settled(options.get_filename()) {
+            let write = write_options
+                .min_connections(1)
+                .connect_with(options.clone())
+                .await
+                .map_err(fail)?;
+            sqlx::query("SELECT count(*) FROM sqlite_master")
+                .fetch_one(&write)
+                .await
+                .map_err(fail)?;
+            write
+        } else {
+            write_options.connect_lazy_with(options.clone())
+        };
         // Opened on first use: no reader holds the file while setup scripts change it.
         let read = SqlitePoolOptions::new()
             .acquire_timeout(CONNECT_TIMEOUT)
@@ -326,6 +349,39 @@ pub(crate) fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a rollback-journal file with no journal beside it lets the writer open lazily.
+    #[tokio::test]
+    async fn a_file_is_settled_only_without_a_journal_or_wal() {
+        let dir = std::env::temp_dir().join(format!("steward-settled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.sqlite");
+        assert!(!sqlite_file_is_settled(&path), "missing file");
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let db = Database::connect(&url).await.unwrap();
+        db.execute_script("PRAGMA journal_mode=DELETE; CREATE TABLE t (x INTEGER)")
+            .await
+            .unwrap();
+        db.close().await;
+        assert!(
+            sqlite_file_is_settled(&path),
+            "rollback journal, none beside it"
+        );
+        let journal = dir.join("a.sqlite-journal");
+        std::fs::write(&journal, b"").unwrap();
+        assert!(
+            !sqlite_file_is_settled(&path),
+            "a journal beside it may be hot"
+        );
+        std::fs::remove_file(&journal).unwrap();
+        let db = Database::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        db.execute_script("PRAGMA journal_mode=WAL").await.unwrap();
+        db.close().await;
+        assert!(!sqlite_file_is_settled(&path), "a WAL database");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[tokio::test]
     async fn bad_urls_and_missing_files_are_clear() {
