@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Steward side by side with LangChain on the same workloads (issue 12, item 6); see bench/langchain/README.md.
 #
-#   bash bench/langchain/run.sh                 # everything: introspection (SQLite, PostgreSQL) and the agent
+#   bash bench/langchain/run.sh                 # everything: introspection (SQLite, PostgreSQL, MariaDB) and the agent
 #   bash bench/langchain/run.sh --only agent    # or --only introspect; --runs N, --steps N, --no-postgres, --no-mariadb, ...
 #
 # STEWARD_BIN: the steward binary (default target/release/steward under CARGO_TARGET_DIR or the repo; built
@@ -16,6 +16,16 @@ repo="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 venv="$target/bench-venv"
 work="$target/bench-langchain"
+
+for arg in "$@"; do
+    if [[ "$arg" == "-h" || "$arg" == "--help" ]]; then
+        sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        echo
+        python3 "$here/bench.py" --help | sed -n '/^options:/,$p' \
+            | grep -vE -- '--(steward|python|work|chinook)( |$)'
+        exit 0
+    fi
+done
 
 if [[ ! -x /usr/bin/time ]]; then
     echo "needs /usr/bin/time (Debian: apt-get install time)" >&2
