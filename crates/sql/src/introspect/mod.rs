@@ -60,25 +60,24 @@ impl Database {
         }
         .map_err(|e| SqlError::Catalog(one_line(&e.to_string())))?;
         let mut catalog = Catalog::new(self.dialect(), tables);
-        let previous = self
+        // Samples are reused while the structure is unchanged: from this process's last catalog, else from the
+        // cache on disk, else gathered (and cached).
+        if let Some(old) = self
             .cached_catalog()
             .filter(|c| c.fingerprint == catalog.fingerprint)
-            .map(|c| (*c).clone())
-            .or_else(|| {
-                options
-                    .cache_dir
-                    .as_deref()
-                    .and_then(|dir| cache::load(dir, &catalog.fingerprint))
-            });
-        match previous {
-            Some(old) => catalog.take_samples(&old),
-            None if !options.skip_samples => {
-                samples::gather(self, &mut catalog).await;
-                if let Some(dir) = &options.cache_dir {
-                    cache::save(dir, &catalog);
-                }
+        {
+            catalog.take_samples(&old);
+        } else if let Some(cached) = options
+            .cache_dir
+            .as_deref()
+            .and_then(|dir| cache::load(dir, &catalog.fingerprint))
+        {
+            cached.give_to(&mut catalog);
+        } else if !options.skip_samples {
+            samples::gather(self, &mut catalog).await;
+            if let Some(dir) = &options.cache_dir {
+                cache::save(dir, &catalog);
             }
-            None => {}
         }
         let catalog = Arc::new(catalog);
         *self
