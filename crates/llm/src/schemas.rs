@@ -1,9 +1,9 @@
 //! Tool schemas as the model is shown them, rendered once per toolbox rather than once per request.
 //!
 //! A run sends the same `Arc<[ToolSpec]>` (its toolbox's specs) on every step, and rendering a schema means
-//! cloning and rewriting a `serde_json::Value` tree. The cache keys on the identity of that `Arc`: it holds a
-//! `Weak` to it, so the allocation cannot be reused for other specs while the entry lives, and an entry whose
-//! toolbox is gone is dropped.
+//! cloning and rewriting a `serde_json::Value` tree. [`ToolboxCache`] keys on the identity of that `Arc`: it
+//! holds a `Weak` to it, so the allocation cannot be reused for other specs while the entry lives, and an entry
+//! whose toolbox is gone is dropped. The ReAct prompt's tool section is kept the same way.
 
 use std::sync::{Arc, Mutex, Weak};
 
@@ -13,13 +13,50 @@ use steward_core::{SchemaStyle, ToolSpec};
 /// How many toolboxes one model remembers (a server may run several agents on one model).
 const ENTRIES: usize = 8;
 
-type Entry = (Weak<[ToolSpec]>, Arc<[Value]>);
+/// Something derived from a toolbox, kept for the toolboxes a model was recently sent.
+#[derive(Debug)]
+pub(crate) struct ToolboxCache<V> {
+    entries: Mutex<Vec<(Weak<[ToolSpec]>, V)>>,
+}
+
+impl<V: Clone> ToolboxCache<V> {
+    /// An empty cache.
+    pub(crate) fn new() -> Self {
+        Self {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The value derived from `tools`: kept from an earlier call with the same toolbox, else `make`'s.
+    pub(crate) fn get_or_make(&self, tools: &Arc<[ToolSpec]>, make: impl FnOnce() -> V) -> V {
+        let Ok(mut entries) = self.entries.lock() else {
+            // A poisoned lock only costs the cache.
+            return make();
+        };
+        entries.retain(|(key, _)| key.strong_count() > 0);
+        let found = entries
+            .iter()
+            .position(|(key, _)| std::ptr::addr_eq(key.as_ptr(), Arc::as_ptr(tools)));
+        if let Some(i) = found {
+            let entry = entries.remove(i);
+            let value = entry.1.clone();
+            entries.push(entry);
+            return value;
+        }
+        let value = make();
+        if entries.len() >= ENTRIES {
+            entries.remove(0);
+        }
+        entries.push((Arc::downgrade(tools), value.clone()));
+        value
+    }
+}
 
 /// The rendered parameter schemas of the toolboxes a model was recently sent, in one style.
 #[derive(Debug)]
 pub(crate) struct SchemaCache {
     style: SchemaStyle,
-    entries: Mutex<Vec<Entry>>,
+    cache: ToolboxCache<Arc<[Value]>>,
 }
 
 impl SchemaCache {
@@ -27,7 +64,7 @@ impl SchemaCache {
     pub(crate) fn new(style: SchemaStyle) -> Self {
         Self {
             style,
-            entries: Mutex::new(Vec::new()),
+            cache: ToolboxCache::new(),
         }
     }
 
@@ -36,33 +73,12 @@ impl SchemaCache {
         if tools.is_empty() {
             return Arc::default();
         }
-        let Ok(mut entries) = self.entries.lock() else {
-            // A poisoned lock only costs the cache.
-            return self.render(tools);
-        };
-        entries.retain(|(key, _)| key.strong_count() > 0);
-        let found = entries
-            .iter()
-            .position(|(key, _)| std::ptr::addr_eq(key.as_ptr(), Arc::as_ptr(tools)));
-        if let Some(i) = found {
-            let entry = entries.remove(i);
-            let schemas = entry.1.clone();
-            entries.push(entry);
-            return schemas;
-        }
-        let schemas = self.render(tools);
-        if entries.len() >= ENTRIES {
-            entries.remove(0);
-        }
-        entries.push((Arc::downgrade(tools), schemas.clone()));
-        schemas
-    }
-
-    fn render(&self, tools: &[ToolSpec]) -> Arc<[Value]> {
-        tools
-            .iter()
-            .map(|t| t.model_parameters(self.style))
-            .collect()
+        self.cache.get_or_make(tools, || {
+            tools
+                .iter()
+                .map(|t| t.model_parameters(self.style))
+                .collect()
+        })
     }
 }
 
@@ -107,13 +123,23 @@ mod tests {
             let tools = specs(false);
             cache.rendered(&tools);
         }
-        let kept = cache.entries.lock().map(|e| e.len()).unwrap_or(usize::MAX);
+        let kept = cache
+            .cache
+            .entries
+            .lock()
+            .map(|e| e.len())
+            .unwrap_or(usize::MAX);
         assert!(kept <= 1, "{kept} entries kept");
         let live: Vec<_> = (0..2 * ENTRIES).map(|_| specs(false)).collect();
         live.iter().for_each(|t| {
             cache.rendered(t);
         });
-        let kept = cache.entries.lock().map(|e| e.len()).unwrap_or(usize::MAX);
+        let kept = cache
+            .cache
+            .entries
+            .lock()
+            .map(|e| e.len())
+            .unwrap_or(usize::MAX);
         assert_eq!(kept, ENTRIES);
     }
 }

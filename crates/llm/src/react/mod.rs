@@ -15,7 +15,7 @@
 
 mod parse;
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -25,6 +25,7 @@ use steward_core::{
 };
 
 use crate::http::cut;
+use crate::schemas::ToolboxCache;
 use parse::{parse_json_reply, parse_text_reply};
 
 /// The reply format a [`ReactModel`] asks for.
@@ -37,9 +38,6 @@ pub enum ReactStyle {
     Text,
 }
 
-/// The tools part of a system prompt, and the toolbox it was written for.
-type ToolsPrompt = (Weak<[ToolSpec]>, Arc<str>);
-
 /// A model driven in ReAct style (see the module docs).
 #[derive(Debug)]
 pub struct ReactModel<M> {
@@ -47,9 +45,9 @@ pub struct ReactModel<M> {
     style: ReactStyle,
     max_repairs: u32,
     name: String,
-    /// The tools part of the system prompt for the last toolbox seen (a run sends the same one every step,
-    /// and writing it out renders every tool's schema).
-    tools_prompt: Mutex<Option<ToolsPrompt>>,
+    /// The tools part of the system prompt per toolbox (a run sends the same one every step, and writing it
+    /// out renders every tool's schema).
+    tools_prompt: ToolboxCache<Arc<str>>,
 }
 
 impl<M: Model> ReactModel<M> {
@@ -64,7 +62,7 @@ impl<M: Model> ReactModel<M> {
             inner,
             style,
             max_repairs: 2,
-            tools_prompt: Mutex::new(None),
+            tools_prompt: ToolboxCache::new(),
         }
     }
 
@@ -134,18 +132,8 @@ impl<M: Model> ReactModel<M> {
     /// The tools part of the system prompt (`tools` are `all` without `final_answer`), written once per
     /// toolbox.
     fn tools_prompt(&self, all: &Arc<[ToolSpec]>, tools: &[&ToolSpec]) -> Arc<str> {
-        let Ok(mut cached) = self.tools_prompt.lock() else {
-            return tools_prompt(tools, self.style).into();
-        };
-        if let Some((key, text)) = cached.as_ref()
-            && key.strong_count() > 0
-            && std::ptr::addr_eq(key.as_ptr(), Arc::as_ptr(all))
-        {
-            return text.clone();
-        }
-        let text: Arc<str> = tools_prompt(tools, self.style).into();
-        *cached = Some((Arc::downgrade(all), text.clone()));
-        text
+        self.tools_prompt
+            .get_or_make(all, || tools_prompt(tools, self.style).into())
     }
 }
 
