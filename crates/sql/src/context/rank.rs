@@ -33,8 +33,8 @@ pub(crate) struct Ranker {
     /// Each table's namespace (see [`namespace`]), as an index.
     namespace: Vec<usize>,
     namespaces: usize,
-    /// Per namespace, whether it is the empty one (tables with no namespace).
-    unnamed: Vec<bool>,
+    /// The index of the empty namespace (tables with no namespace), if any table has none.
+    unnamed: Option<usize>,
 }
 
 /// The namespace of a table name: its schema (`sales.orders`), else its prefix before a double underscore
@@ -68,10 +68,7 @@ impl Ranker {
             .collect();
         let mut graph = fk_graph(catalog);
         infer_joins(catalog, &namespace, &mut graph);
-        let mut unnamed = vec![false; ids.len()];
-        if let Some(&empty) = ids.get("") {
-            unnamed[empty] = true;
-        }
+        let unnamed = ids.get("").copied();
         Self {
             docs,
             df,
@@ -187,7 +184,7 @@ impl Ranker {
                 *slot = slot.max(score);
             }
             for (i, slot) in scores.iter_mut().enumerate() {
-                if !self.unnamed[self.namespace[i]] {
+                if self.unnamed != Some(self.namespace[i]) {
                     slot.0 = slot.0.max(NAMESPACE_SHARE * top[self.namespace[i]]);
                 }
             }
