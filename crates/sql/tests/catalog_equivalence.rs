@@ -109,6 +109,15 @@ CREATE TABLE "Mixed Case" ("Odd Name" text DEFAULT 'x', bytes bytea, ok boolean,
   d date, ts timestamp, tz timestamptz, iv interval, j json, jb jsonb, tags text[], u uuid, big bigint NOT NULL DEFAULT 0);
 CREATE VIEW pair_view AS SELECT a, b FROM pair;
 CREATE MATERIALIZED VIEW pair_mat AS SELECT a, v FROM pair;
+COMMENT ON COLUMN pair_view.b IS 'the b of a pair';
+-- A foreign key to a partitioned table also has a constraint row per partition (referencing the partition,
+-- which is not in the catalog itself); its columns must still be named.
+CREATE TABLE parted (id integer PRIMARY KEY, at date) PARTITION BY RANGE (id);
+CREATE TABLE parted_low PARTITION OF parted FOR VALUES FROM (0) TO (100);
+CREATE TABLE parted_high PARTITION OF parted FOR VALUES FROM (100) TO (200);
+CREATE TABLE to_parted (id integer PRIMARY KEY, p integer REFERENCES parted (id));
+INSERT INTO parted VALUES (1, '2024-01-01'), (150, '2024-06-01');
+INSERT INTO to_parted VALUES (1, 1), (2, 150);
 INSERT INTO other.remote VALUES (1, 'far');
 INSERT INTO pair VALUES (1, 'x', 3.0, 0.1), (2, 'y', 1e20, 1.5), (3, 'z', 'NaN', -0), (4, '', 0.1, NULL), (5, '  padded  ', -2.5e-7, 3);
 INSERT INTO pair_child VALUES (1, 1, 'x', 1), (2, 2, 'y', NULL);
