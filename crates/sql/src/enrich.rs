@@ -238,7 +238,7 @@ mod tests {
                     nullable: true,
                     default: None,
                     comment: None,
-                    samples: vec![],
+                    samples: Default::default(),
                 })
                 .collect(),
             primary_key: vec![],

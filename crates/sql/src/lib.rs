@@ -41,7 +41,10 @@ mod tools;
 #[cfg(test)]
 mod layers;
 
-pub use catalog::{Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, Table, TableKind};
+pub use catalog::{
+    Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, SampleIter, Samples, Table,
+    TableKind,
+};
 pub use context::{ContextIndex, SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;

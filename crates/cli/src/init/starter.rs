@@ -325,11 +325,11 @@ mod tests {
     fn column(name: &str, data_type: &str, nullable: bool) -> Column {
         Column {
             name: name.to_owned(),
-            data_type: data_type.to_owned(),
+            data_type: data_type.into(),
             nullable,
             default: None,
             comment: None,
-            samples: Vec::new(),
+            samples: Default::default(),
         }
     }
 

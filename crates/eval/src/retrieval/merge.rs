@@ -332,7 +332,7 @@ async fn from_sqlite(name: &str, file: &Path, rows: usize) -> Result<SourceDb, E
                 .iter()
                 .map(|c| ColumnDef {
                     name: c.name.clone(),
-                    data_type: c.data_type.clone(),
+                    data_type: c.data_type.to_string(),
                     not_null: !c.nullable && !t.primary_key.contains(&c.name),
                 })
                 .collect(),

@@ -211,7 +211,7 @@ mod tests {
             nullable: true,
             default: None,
             comment: None,
-            samples: samples.iter().map(|s| (*s).into()).collect(),
+            samples: samples.iter().collect(),
         }
     }
 

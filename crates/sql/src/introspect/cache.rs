@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Samples};
 
 /// Bumped whenever what a cached catalog holds changes (so old caches are not read).
 const CACHE_VERSION: u32 = 2;
@@ -32,7 +32,7 @@ struct CachedTable {
 #[derive(Debug, Deserialize, PartialEq)]
 struct CachedColumn {
     #[serde(default)]
-    samples: Vec<String>,
+    samples: Samples,
 }
 
 impl CachedSamples {
@@ -96,11 +96,11 @@ mod tests {
             comment: None,
             columns: vec![Column {
                 name: "c".to_owned(),
-                data_type: "TEXT".to_owned(),
+                data_type: "TEXT".into(),
                 nullable: true,
                 default: None,
                 comment: None,
-                samples: vec!["x".to_owned()],
+                samples: ["x"].into_iter().collect(),
             }],
             primary_key: Vec::new(),
             foreign_keys: Vec::new(),

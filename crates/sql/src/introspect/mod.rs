@@ -22,6 +22,23 @@ use crate::catalog::Catalog;
 use crate::database::{Database, Pools, one_line};
 use crate::error::SqlError;
 
+/// Column types shared: a schema of 10,000 tables × 20 columns names a handful of types 200,000 times, and one
+/// `Arc<str>` each instead of a `String` each saves some 8 MB.
+#[derive(Default)]
+pub(super) struct Types(std::collections::HashSet<Arc<str>>);
+
+impl Types {
+    /// The shared copy of `name`.
+    pub(super) fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(name) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = name.into();
+        self.0.insert(shared.clone());
+        shared
+    }
+}
+
 /// How introspection runs.
 #[derive(Clone, Debug, Default)]
 pub struct IntrospectOptions {

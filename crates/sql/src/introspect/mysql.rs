@@ -99,6 +99,7 @@ async fn relations(pool: &MySqlPool) -> Result<BTreeMap<String, Table>, sqlx::Er
 /// The columns of every table, grouped by table, in order.
 async fn columns(pool: &MySqlPool) -> Result<Vec<(String, Vec<Column>)>, sqlx::Error> {
     let mut out: Vec<(String, Vec<Column>)> = Vec::new();
+    let mut types = super::Types::default();
     let mut rows = sqlx::query(
         "SELECT CAST(TABLE_NAME AS CHAR), CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(IS_NULLABLE AS CHAR), \
                 CAST(COLUMN_DEFAULT AS CHAR), CAST(COLUMN_COMMENT AS CHAR) \
@@ -111,11 +112,13 @@ async fn columns(pool: &MySqlPool) -> Result<Vec<(String, Vec<Column>)>, sqlx::E
         let comment: Option<String> = row.try_get(5)?;
         let column = Column {
             name: row.try_get(1)?,
-            data_type: row.try_get(2)?,
+            data_type: types.get(row.try_get(2)?),
             nullable: nullable == "YES",
             default: row.try_get(4)?,
-            comment: comment.filter(|c| !c.is_empty()),
-            samples: Vec::new(),
+            comment: comment
+                .filter(|c| !c.is_empty())
+                .map(String::into_boxed_str),
+            samples: Default::default(),
         };
         match out.last_mut() {
             Some((t, list)) if t == table => list.push(column),

@@ -169,16 +169,17 @@ async fn columns(pool: &PgPool) -> Result<Columns, sqlx::Error> {
     );
     let mut out: Columns = HashMap::new();
     let mut last: Option<(i64, Vec<(i16, Column)>)> = None;
+    let mut types = super::Types::default();
     let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch(pool);
     while let Some(row) = rows.try_next().await? {
         let oid: i64 = row.try_get(0)?;
         let column = Column {
             name: row.try_get(2)?,
-            data_type: row.try_get(3)?,
+            data_type: types.get(row.try_get(3)?),
             nullable: row.try_get(4)?,
             default: row.try_get(5)?,
             comment: row.try_get(6)?,
-            samples: Vec::new(),
+            samples: Default::default(),
         };
         let num: i16 = row.try_get(1)?;
         match &mut last {

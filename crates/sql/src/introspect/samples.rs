@@ -1,14 +1,18 @@
 //! Sample values: up to five distinct values per column (binary columns excepted), from the first 200 rows of
 //! each table.
 //!
-//! Tables are read in batches: one round trip carries up to [`BATCH_TABLES`] statements
-//! `SELECT <table number>, <columns> FROM <table> LIMIT 200`, each with its own result and column types, so every
-//! value is decoded exactly as a query of that table alone would give it. Rows are streamed into the samples,
-//! never held. A batch that fails (a table that cannot be read, a time limit) is read again one table at a time,
-//! so one bad table costs only its own samples.
+//! Tables are read in batches of up to [`BATCH_TABLES`] statements
+//! `SELECT <table number>, <columns> FROM <table> LIMIT 200`. On a server a batch is one round trip, each
+//! statement with its own result and column types, so every value is decoded exactly as a query of that table
+//! alone would give it; a batch that fails (a table that cannot be read, a time limit) is read again one table at
+//! a time, so one bad table costs only its own samples. On SQLite each statement is stepped on the locked
+//! connection itself and its cells decoded in place by the same decoder (see `execute::sqlite_rows`), one table
+//! at a time, each with its own time limit. Rows are streamed into the samples, never held.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde_json::Value;
@@ -16,7 +20,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::catalog::{Catalog, MAX_SAMPLES, TableKind, cut_sample, is_binary};
 use crate::database::{Database, Pools};
-use crate::execute::{Lease, decode};
+use crate::execute::{Lease, decode, sqlite_rows};
 use crate::query::cell_text;
 
 /// Rows read per table to find samples.
@@ -88,7 +92,7 @@ impl Sampler {
             if value.is_null() || samples.len() == MAX_SAMPLES {
                 continue;
             }
-            let text = cut_sample(&cell_text(value));
+            let text = cut_sample(&cell_text(value)).into_owned();
             if !text.is_empty() && !samples.contains(&text) {
                 samples.push(text);
             }
@@ -169,10 +173,9 @@ pub(super) async fn gather(db: &Database, catalog: &mut Catalog) {
             let Some(table) = catalog.tables.get_mut(job.table) else {
                 continue;
             };
-            for (&ci, mut samples) in job.columns.iter().zip(sampler.samples) {
-                samples.shrink_to_fit();
+            for (&ci, samples) in job.columns.iter().zip(sampler.samples) {
                 if let Some(column) = table.columns.get_mut(ci) {
-                    column.samples = samples;
+                    column.samples = samples.into();
                 }
             }
         }
@@ -199,10 +202,8 @@ fn batches(jobs: Vec<Job>) -> Vec<Vec<Job>> {
     out
 }
 
-/// Reads one batch on a read-only connection, with the time limit per statement (SQLite: for the batch).
+/// Reads one batch on a read-only connection, with the time limit per statement.
 async fn read(db: &Database, batch: &[Job]) -> Result<HashMap<usize, Sampler>, sqlx::Error> {
-    let statements: Vec<&str> = batch.iter().map(|j| j.sql.as_str()).collect();
-    let statements = statements.join(";\n");
     let mut samplers: HashMap<usize, Sampler> = batch
         .iter()
         .map(|j| (j.table, Sampler::new(j.columns.len())))
@@ -216,14 +217,19 @@ async fn read(db: &Database, batch: &[Job]) -> Result<HashMap<usize, Sampler>, s
         match &db.pools {
             Pools::Sqlite { read, .. } => {
                 let mut lease = Lease::acquire(read).await?;
-                stream::<sqlx::Sqlite>(&mut lease, statements, decode::sqlite, &mut samplers)
-                    .await?;
+                let mut handle = lease.lock_handle().await?;
+                read_sqlite(&mut handle, batch, &mut samplers);
+                handle.remove_progress_handler();
+                drop(handle);
                 lease.release();
             }
             Pools::Postgres { read, .. } => {
                 // One simple query is one implicit transaction (read-only: the session's default), and
                 // `statement_timeout` applies to each statement in it.
-                let sql = format!("SET LOCAL statement_timeout = {millis};\n{statements}");
+                let sql = format!(
+                    "SET LOCAL statement_timeout = {millis};\n{}",
+                    statements(batch)
+                );
                 let mut lease = Lease::acquire(read).await?;
                 stream::<sqlx::Postgres>(&mut lease, sql, decode::postgres, &mut samplers).await?;
                 lease.release();
@@ -243,7 +249,7 @@ async fn read(db: &Database, batch: &[Job]) -> Result<HashMap<usize, Sampler>, s
                         "SET SESSION max_execution_time = DEFAULT",
                     )
                 };
-                let sql = format!("{set};\n{statements};\n{reset}");
+                let sql = format!("{set};\n{};\n{reset}", statements(batch));
                 // A statement that fails stops the rest, the reset included: the connection is then closed.
                 let mut lease = Lease::acquire(read).await?;
                 stream::<sqlx::MySql>(&mut lease, sql, decode::mysql, &mut samplers).await?;
@@ -255,6 +261,50 @@ async fn read(db: &Database, batch: &[Job]) -> Result<HashMap<usize, Sampler>, s
     match tokio::time::timeout(backstop, run).await {
         Ok(result) => result.map(|()| samplers),
         Err(_) => Err(sqlx::Error::PoolTimedOut),
+    }
+}
+
+/// The batch's statements as one text.
+fn statements(batch: &[Job]) -> String {
+    let statements: Vec<&str> = batch.iter().map(|j| j.sql.as_str()).collect();
+    statements.join(";\n")
+}
+
+/// How many SQLite VM steps pass between two looks at the clock.
+const STEPS_PER_CHECK: i32 = 10_000;
+
+/// Reads a SQLite batch straight from its statements (see `sqlite_rows`: no row is copied to another thread),
+/// one table at a time, each within [`TIMEOUT`]; a table that fails has no samples.
+fn read_sqlite(
+    handle: &mut sqlx::sqlite::LockedSqliteHandle<'_>,
+    batch: &[Job],
+    samplers: &mut HashMap<usize, Sampler>,
+) {
+    let start = Instant::now();
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let deadline = Arc::new(AtomicU64::new(0));
+    let until = deadline.clone();
+    handle.set_progress_handler(STEPS_PER_CHECK, move || {
+        nanos(start.elapsed()) < until.load(Ordering::Relaxed)
+    });
+    for job in batch {
+        let Some(sampler) = samplers.get_mut(&job.table) else {
+            continue;
+        };
+        deadline.store(
+            nanos(start.elapsed().saturating_add(TIMEOUT)),
+            Ordering::Relaxed,
+        );
+        let read = sqlite_rows::each_row(handle.as_raw_handle(), &job.sql, |row| {
+            // The first column is the table's number.
+            sampler.row(row.len().saturating_sub(1), |i, left| {
+                decode::sqlite_value(row.cell(i + 1), left)
+            });
+            !sampler.done
+        });
+        if read.is_err() {
+            samplers.remove(&job.table);
+        }
     }
 }
 
@@ -317,6 +367,56 @@ mod tests {
             .map(Vec::len)
             .collect();
         assert_eq!(sizes, vec![1, 1]);
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_table_that_fails_or_runs_out_of_time_has_no_samples_and_the_next_still_does()
+    {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        sqlx::raw_sql(
+            "CREATE TABLE a (n INTEGER, x REAL, t TEXT, b BLOB);
+             INSERT INTO a VALUES (1, 2.5, 'one', x'00ff'), (2, 1e308 * 10, 'two', NULL), (1, NULL, 'one', NULL);",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
+                       SELECT 1, x FROM c WHERE x < 0 LIMIT 200";
+        let jobs = [
+            (0, "SELECT 0, n, x, t, b FROM a LIMIT 200"),
+            (1, forever),
+            (2, "SELECT 2, n FROM missing LIMIT 200"),
+            (3, "SELECT 3, t FROM a LIMIT 200"),
+        ]
+        .map(|(table, sql)| Job {
+            table,
+            columns: Vec::new(),
+            sql: sql.to_owned(),
+        });
+        let mut samplers: HashMap<usize, Sampler> = [(0, 4), (1, 1), (2, 1), (3, 1)]
+            .map(|(t, w)| (t, Sampler::new(w)))
+            .into();
+        let started = Instant::now();
+        let mut handle = conn.lock_handle().await.unwrap();
+        read_sqlite(&mut handle, &jobs, &mut samplers);
+        handle.remove_progress_handler();
+        assert!(started.elapsed() < TIMEOUT * 3, "{:?}", started.elapsed());
+        let mut keys: Vec<usize> = samplers.keys().copied().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [0, 3]);
+        assert_eq!(
+            samplers[&0].samples,
+            [
+                vec!["1", "2"],
+                vec!["2.5", "Inf"],
+                vec!["one", "two"],
+                vec!["\\x00ff"]
+            ]
+        );
+        assert_eq!(samplers[&3].samples, [vec!["one", "two"]]);
     }
 
     #[test]

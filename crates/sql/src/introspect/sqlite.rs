@@ -50,6 +50,7 @@ pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error>
     )
     .fetch(&mut *conn);
     let mut keys: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+    let mut types = super::Types::default();
     while let Some(row) = columns.try_next().await? {
         let table: String = row.try_get(0)?;
         let list: &str = row.try_get(1)?;
@@ -67,11 +68,11 @@ pub(super) async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error>
             }
             t.columns.push(Column {
                 name,
-                data_type,
+                data_type: types.get(&data_type),
                 nullable: not_null == 0 && pk == 0,
-                default,
+                default: default.map(String::into_boxed_str),
                 comment: None,
-                samples: Vec::new(),
+                samples: Default::default(),
             });
         }
     }

@@ -92,7 +92,7 @@ async fn samples(db: &Database, catalog: &mut Catalog) {
                     }
                 }
             }
-            table.columns[ci].samples = samples;
+            table.columns[ci].samples = samples.into();
         }
     }
 }

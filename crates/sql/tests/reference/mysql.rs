@@ -56,8 +56,10 @@ pub async fn tables(pool: &MySqlPool) -> Result<Vec<Table>, sqlx::Error> {
                 data_type: row.try_get(2)?,
                 nullable: nullable == "YES",
                 default: row.try_get(4)?,
-                comment: comment.filter(|c| !c.is_empty()),
-                samples: Vec::new(),
+                comment: comment
+                    .filter(|c| !c.is_empty())
+                    .map(String::into_boxed_str),
+                samples: Default::default(),
             });
         }
     }

@@ -76,7 +76,7 @@ pub async fn tables(pool: &PgPool) -> Result<Vec<Table>, sqlx::Error> {
                 nullable: row.try_get(4)?,
                 default: row.try_get(5)?,
                 comment: row.try_get(6)?,
-                samples: Vec::new(),
+                samples: Default::default(),
             });
         }
     }

@@ -60,7 +60,7 @@ pub async fn tables(pool: &SqlitePool) -> Result<Vec<Table>, sqlx::Error> {
                 nullable: row.try_get::<i64, _>(3)? == 0 && pk == 0,
                 default: row.try_get(4)?,
                 comment: None,
-                samples: Vec::new(),
+                samples: Default::default(),
             });
         }
     }

@@ -57,7 +57,7 @@ use serde_json::Value;
 
 pub(crate) use mysql::mysql;
 pub(crate) use postgres::postgres;
-pub(crate) use sqlite::sqlite;
+pub(crate) use sqlite::{Cell as SqliteCell, sqlite, value as sqlite_value};
 
 /// Text under construction with a byte limit: what does not fit is dropped at a character boundary, and the
 /// cut is remembered.

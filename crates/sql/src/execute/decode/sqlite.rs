@@ -4,6 +4,17 @@ use serde_json::{Value, json};
 use sqlx::sqlite::{Sqlite, SqliteRow};
 use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
+/// A SQLite value by its storage class, however it was read (through sqlx's row or straight from a statement).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Cell<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    /// Its bytes (UTF-8 in a UTF-8 database).
+    Text(&'a [u8]),
+    Blob(&'a [u8]),
+}
+
 /// One SQLite cell and whether it was cut to `max` bytes: INTEGER and REAL as numbers (infinities as `"Inf"` and
 /// `"-Inf"`, as `sqlite3` prints them), TEXT as it is (hex when it is not UTF-8), BLOB in hex.
 pub(crate) fn sqlite(row: &SqliteRow, i: usize, max: usize) -> (Value, bool) {
@@ -14,13 +25,13 @@ pub(crate) fn sqlite(row: &SqliteRow, i: usize, max: usize) -> (Value, bool) {
         return (Value::Null, false);
     }
     let class = raw.type_info().name().to_owned();
-    let value = match class.as_str() {
-        "INTEGER" => <i64 as Decode<Sqlite>>::decode(raw).map(|v| json!(v)),
-        "REAL" => <f64 as Decode<Sqlite>>::decode(raw).map(real),
+    let number = match class.as_str() {
+        "INTEGER" => <i64 as Decode<Sqlite>>::decode(raw).map(Cell::Integer),
+        "REAL" => <f64 as Decode<Sqlite>>::decode(raw).map(Cell::Real),
         _ => Err("bytes".into()),
     };
-    if let Ok(value) = value {
-        return (value, false);
+    if let Ok(cell) = number {
+        return value(cell, max);
     }
     // Reading the bytes never fails; an empty value stands in should the driver ever refuse.
     let bytes = row
@@ -28,10 +39,24 @@ pub(crate) fn sqlite(row: &SqliteRow, i: usize, max: usize) -> (Value, bool) {
         .ok()
         .and_then(|raw| <&[u8] as Decode<Sqlite>>::decode(raw).ok())
         .unwrap_or_default();
-    if class == "BLOB" {
-        super::hex(bytes, max)
-    } else {
-        super::text_or_hex(bytes, max)
+    value(
+        if class == "BLOB" {
+            Cell::Blob(bytes)
+        } else {
+            Cell::Text(bytes)
+        },
+        max,
+    )
+}
+
+/// A cell as [`sqlite`] gives it.
+pub(crate) fn value(cell: Cell<'_>, max: usize) -> (Value, bool) {
+    match cell {
+        Cell::Null => (Value::Null, false),
+        Cell::Integer(n) => (json!(n), false),
+        Cell::Real(x) => (real(x), false),
+        Cell::Text(bytes) => super::text_or_hex(bytes, max),
+        Cell::Blob(bytes) => super::hex(bytes, max),
     }
 }
 
