@@ -3,8 +3,8 @@
 //! Given a question, tables are ranked lexically (names, comments and sample values, with snake_case and
 //! camelCase split and light stemming, weighted by how rare each word is across tables, with namespaces and
 //! joins: see `rank`); the tables on the join paths that connect the chosen ones are added, and join hints
-//! close the text. When the relevant tables do not all fit, the best few are shown in full and the others
-//! compactly (keys and the columns the question names), so that more of them fit.
+//! close the text. When the relevant tables do not all fit, the best few are shown in full (within half the
+//! budget) and the others compactly (keys and the columns the question names), so that more of them fit.
 
 use std::collections::BTreeSet;
 
@@ -49,6 +49,8 @@ pub struct ContextIndex<'a> {
 
 /// Under budget pressure, how many of the best tables are still shown in full.
 const FULL_TABLES: usize = 2;
+/// Under budget pressure, the share of the budget the tables shown in full may take.
+const FULL_SHARE: f64 = 0.5;
 
 impl<'a> ContextIndex<'a> {
     /// Prepares `catalog` (the ranking's words are read on the first question).
@@ -111,12 +113,14 @@ impl<'a> ContextIndex<'a> {
             }
             let table = &catalog.tables[i];
             // Under budget pressure (the relevant tables left would not all fit in full), only the best few
-            // are shown in full; the others compactly (keys and the columns the question names), so that
-            // more of them fit.
+            // are shown in full, and only within a share of the budget (one wide table must not crowd out a
+            // small budget); the others compactly (keys and the columns the question names), so that more of
+            // them fit.
             let pressed = ranked
-                && position >= FULL_TABLES
                 && position < relevant
-                && tokens + left[position] > budget;
+                && tokens + left[position] > budget
+                && (position >= FULL_TABLES
+                    || (tokens + self.full[i]) as f64 > FULL_SHARE * budget as f64);
             // Room is kept for the join hints of the tables shown so far with this one: a table is not worth
             // the joins that say how to reach the others.
             let hints = if ranked && position < relevant {
