@@ -8,12 +8,10 @@ use std::time::Instant;
 use sqlx::{AssertSqlSafe, SqlitePool};
 
 use super::sqlite_check::{self, Shape};
+use super::sqlite_rows::STEPS_PER_CHECK;
 use super::{Collector, Drained, Lease, bind_all, db_error, decode, sql_str};
 use crate::error::SqlError;
 use crate::query::{Param, QueryLimits, QueryResult};
-
-/// How many SQLite VM steps pass between two looks at the clock.
-const STEPS_PER_CHECK: i32 = 10_000;
 
 pub(super) async fn run(
     pool: &SqlitePool,

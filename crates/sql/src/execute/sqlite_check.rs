@@ -3,8 +3,9 @@
 //!
 //! sqlx runs every statement of a multi-statement text on SQLite, so the guard's "one statement" is checked a
 //! second time here by SQLite itself. sqlx offers no safe call for it; this module is one of the crate's two
-//! `unsafe` modules (with `sqlite_rows`, which reads introspection's sample rows in place): it compiles the text with `sqlite3_prepare_v3` on the connection sqlx locked for us,
-//! reads the tail pointer and the read-only flag, and finalizes the statement. Nothing is stepped.
+//! `unsafe` modules (with `sqlite_rows`, which reads introspection's sample rows in place): it compiles the
+//! text with `sqlite3_prepare_v3` on the connection sqlx locked for us, reads the tail pointer and the
+//! read-only flag, and finalizes the statement. Nothing is stepped.
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, c_char, c_int};

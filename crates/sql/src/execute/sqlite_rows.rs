@@ -19,6 +19,10 @@ use libsqlite3_sys::{
 
 use super::decode::SqliteCell;
 
+/// How many SQLite VM steps pass between two looks at the clock, for a progress handler that enforces a time
+/// limit (a query's, or a sample statement's).
+pub(crate) const STEPS_PER_CHECK: i32 = 10_000;
+
 /// A prepared statement, finalized when dropped.
 struct Statement(NonNull<sqlite3_stmt>);
 

@@ -41,6 +41,12 @@ struct Constraint {
     referenced: Vec<i16>,
 }
 
+/// A primary or foreign key, its columns named.
+enum Key {
+    Primary(Vec<String>),
+    Foreign(ForeignKey),
+}
+
 /// The columns of every relation by its oid, each with its number.
 type Columns = HashMap<i64, Vec<(i16, Column)>>;
 
@@ -54,22 +60,15 @@ pub(super) async fn tables(pool: &PgPool) -> Result<Vec<Table>, sqlx::Error> {
         constraints(pool),
     )
     .await?;
-    // Column names by (relation, number), for the keys; a referenced relation outside `RELATIONS` (a
-    // partition) has its names read apart.
-    let mut names: HashMap<(i64, i16), String> = columns
-        .iter()
-        .flat_map(|(&oid, list)| {
-            list.iter()
-                .map(move |(num, c)| ((oid, *num), c.name.clone()))
-        })
-        .collect();
-    let outside: Vec<i64> = constraints
+    // A referenced relation outside `RELATIONS` (a partition) has its key columns' names read apart.
+    let mut outside: Vec<i64> = constraints
         .iter()
         .filter_map(|c| c.target)
         .filter(|oid| !columns.contains_key(oid))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
         .collect();
+    outside.sort_unstable();
+    outside.dedup();
+    let mut outside_names: HashMap<(i64, i16), String> = HashMap::new();
     if !outside.is_empty() {
         let mut rows = sqlx::query(
             "SELECT attrelid::int8, attnum, attname::text FROM pg_attribute \
@@ -78,14 +77,46 @@ pub(super) async fn tables(pool: &PgPool) -> Result<Vec<Table>, sqlx::Error> {
         .bind(&outside)
         .fetch(pool);
         while let Some(row) = rows.try_next().await? {
-            names.insert((row.try_get(0)?, row.try_get(1)?), row.try_get(2)?);
+            outside_names.insert((row.try_get(0)?, row.try_get(1)?), row.try_get(2)?);
         }
     }
-    let resolve = |oid: i64, nums: &[i16]| -> Vec<String> {
-        nums.iter()
-            .filter_map(|&n| names.get(&(oid, n)).cloned())
-            .collect()
+    // Key columns named from the columns read (each relation's sorted by number), before they move into tables.
+    let name = |oid: i64, num: i16| -> Option<String> {
+        match columns.get(&oid) {
+            Some(list) => list
+                .binary_search_by_key(&num, |(n, _)| *n)
+                .ok()
+                .and_then(|i| list.get(i))
+                .map(|(_, c)| c.name.clone()),
+            None => outside_names.get(&(oid, num)).cloned(),
+        }
     };
+    let resolve = |oid: i64, nums: &[i16]| -> Vec<String> {
+        nums.iter().filter_map(|&n| name(oid, n)).collect()
+    };
+    let keys: Vec<(i64, Key)> = constraints
+        .into_iter()
+        .map(|c| {
+            let columns = resolve(c.table, &c.columns);
+            let key = if c.kind == "p" {
+                Key::Primary(columns)
+            } else {
+                Key::Foreign(ForeignKey {
+                    columns,
+                    table: display(
+                        &c.schema.unwrap_or_default(),
+                        &c.name.unwrap_or_default(),
+                        &current,
+                    ),
+                    referenced: c
+                        .target
+                        .map(|oid| resolve(oid, &c.referenced))
+                        .unwrap_or_default(),
+                })
+            };
+            (c.table, key)
+        })
+        .collect();
     let mut tables: BTreeMap<(String, String), Table> = BTreeMap::new();
     let mut by_oid: HashMap<i64, (String, String)> = HashMap::with_capacity(relations.len());
     for (oid, schema, name, mut table) in relations {
@@ -96,26 +127,13 @@ pub(super) async fn tables(pool: &PgPool) -> Result<Vec<Table>, sqlx::Error> {
         by_oid.insert(oid, (schema.clone(), name.clone()));
         tables.insert((schema, name), table);
     }
-    for c in constraints {
-        let Some(t) = by_oid.get(&c.table).and_then(|key| tables.get_mut(key)) else {
+    for (oid, key) in keys {
+        let Some(t) = by_oid.get(&oid).and_then(|key| tables.get_mut(key)) else {
             continue;
         };
-        let columns = resolve(c.table, &c.columns);
-        if c.kind == "p" {
-            t.primary_key = columns;
-        } else {
-            t.foreign_keys.push(ForeignKey {
-                columns,
-                table: display(
-                    &c.schema.unwrap_or_default(),
-                    &c.name.unwrap_or_default(),
-                    &current,
-                ),
-                referenced: c
-                    .target
-                    .map(|oid| resolve(oid, &c.referenced))
-                    .unwrap_or_default(),
-            });
+        match key {
+            Key::Primary(columns) => t.primary_key = columns,
+            Key::Foreign(fk) => t.foreign_keys.push(fk),
         }
     }
     Ok(tables.into_values().collect())

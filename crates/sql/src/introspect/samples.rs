@@ -270,9 +270,6 @@ fn statements(batch: &[Job]) -> String {
     statements.join(";\n")
 }
 
-/// How many SQLite VM steps pass between two looks at the clock.
-const STEPS_PER_CHECK: i32 = 10_000;
-
 /// Reads a SQLite batch straight from its statements (see `sqlite_rows`: no row is copied to another thread),
 /// one table at a time, each within [`TIMEOUT`]; a table that fails has no samples.
 fn read_sqlite(
@@ -284,7 +281,7 @@ fn read_sqlite(
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     let deadline = Arc::new(AtomicU64::new(0));
     let until = deadline.clone();
-    handle.set_progress_handler(STEPS_PER_CHECK, move || {
+    handle.set_progress_handler(sqlite_rows::STEPS_PER_CHECK, move || {
         nanos(start.elapsed()) < until.load(Ordering::Relaxed)
     });
     for job in batch {
