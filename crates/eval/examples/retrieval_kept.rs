@@ -3,7 +3,9 @@
 //! only (the held-out split's questions must not tune the ranking).
 //!
 //! Run: `cargo run -p steward-eval --example retrieval_kept -- DIR [BUDGET…]`; with `MISSES=BUDGET` it lists the
-//! tuning misses at that budget, with `RANKS=1` where each tuning question's worst gold table ranks, with
+//! tuning misses at that budget, with `RANKS=1` where each tuning question's worst gold table ranks (and the
+//! objective the weights were fitted to: the mean of log2(1 + that rank); `QUIET=1` prints only the summary,
+//! `DBS=a,b` keeps those databases' questions, for cross-validation within the tuning split), with
 //! `CONTEXT="a question"` the context of that question at the first budget, with `HELDOUT=1` the other splits'
 //! figures too (an aggregate, to check progress sparingly).
 #![allow(
@@ -43,8 +45,15 @@ async fn main() {
         // Where each tuning question's worst-placed gold table ranks (the whole schema in order).
         let index = steward_sql::ContextIndex::new(&catalog);
         let mut worst = Vec::new();
+        let dbs = std::env::var("DBS").ok();
         for q in questions.iter().filter(|q| q.split == Split::Tune) {
-            let order = index.context(Some(&q.question), usize::MAX / 4).tables;
+            if dbs
+                .as_deref()
+                .is_some_and(|d| !d.split(',').any(|d| d == q.db))
+            {
+                continue;
+            }
+            let order = index.ranking(&q.question);
             let rank = q
                 .gold_tables
                 .iter()
@@ -56,7 +65,7 @@ async fn main() {
                 })
                 .max()
                 .unwrap_or(0);
-            if rank >= 10 {
+            if rank >= 10 && std::env::var("QUIET").is_err() {
                 println!(
                     "rank {rank:>4} {} {:?} gold {:?} top {:?}",
                     q.id,
@@ -67,6 +76,9 @@ async fn main() {
             }
             worst.push(rank);
         }
+        let j: f64 =
+            worst.iter().map(|&r| ((r + 1) as f64).log2()).sum::<f64>() / worst.len() as f64;
+        println!("objective {j:.4}");
         for cut in [1, 3, 5, 10, 20, 40, 80] {
             let share = worst.iter().filter(|&&r| r < cut).count() as f64 / worst.len() as f64;
             println!("worst gold rank < {cut:>3}: {share:.3}");

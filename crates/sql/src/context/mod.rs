@@ -73,6 +73,20 @@ impl<'a> ContextIndex<'a> {
         }
     }
 
+    /// The tables in the order the schema context considers them for `question`: the relevant ones best
+    /// first (with the tables that connect them), then the others.
+    pub fn ranking(&self, question: &str) -> Vec<&'a str> {
+        let catalog = self.catalog;
+        let (order, _) = self
+            .ranker
+            .get_or_init(|| Ranker::new(catalog))
+            .ranked(catalog, question);
+        order
+            .into_iter()
+            .map(|i| catalog.tables[i].name.as_str())
+            .collect()
+    }
+
     /// The schema context for `question` (or the whole schema), within `budget` tokens: the same as
     /// [`schema_context`].
     pub fn context(&self, question: Option<&str>, budget: usize) -> SchemaContext {
@@ -328,6 +342,34 @@ mod tests {
             "{}",
             ctx.text
         );
+    }
+
+    #[test]
+    fn a_name_that_abbreviates_the_question_ranks_first() {
+        let mut tables: Vec<Table> = (0..30)
+            .map(|i| {
+                table(
+                    &format!("audit_{i}"),
+                    vec![col("event_id", &[]), col("payload", &[])],
+                    vec![],
+                )
+            })
+            .collect();
+        tables.push(table(
+            "cust_addr",
+            vec![col("cust_id", &[]), col("street", &[])],
+            vec![],
+        ));
+        let catalog = Catalog::new(Dialect::Sqlite, tables);
+        let index = ContextIndex::new(&catalog);
+        // `cust` begins `customer` and `addr` begins `address`, and nothing else matches; a word one letter
+        // longer is no abbreviation (`event`, `events`).
+        assert_eq!(
+            index.ranking("Where do our customers live? Their address, please.")[0],
+            "cust_addr"
+        );
+        assert!(!rank::abbreviates("event", "events"));
+        assert!(rank::abbreviates("desc", "description"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Ranking tables for a question: lexical scores over names, columns, comments and samples, weighted by how
-//! rare each word is (a short name's words weigh more, and words a question splits that a schema runs together
-//! — `check-ins`, `checkin` — match); a table scores more when its namespace (`schema.` or `prefix__`) answers
+//! rare each word is (a short name's words weigh more; words a question splits that a schema runs together
+//! — `check-ins`, `checkin` — match, and so do a name's abbreviations of the question's words, `cust` for
+//! `customer`, for half the weight); a table scores more when its namespace (`schema.` or `prefix__`) answers
 //! more of the question, at least a share of what the tables it joins score and of what its namespace's best
 //! table scores (words that phrase the request, `top`, `ordered by`, are not looked up; free text weighs
 //! less; equal scores go to the table with more rows); then the tables on the join paths between
@@ -16,19 +17,30 @@ const MAX_HOPS: usize = 3;
 /// Most chosen tables whose pairwise paths are added.
 const MAX_CONNECTED: usize = 8;
 /// How much a namespace's coverage of the question adds to each matching table of it.
-const NAMESPACE_WEIGHT: f64 = 0.8;
+const NAMESPACE_WEIGHT: f64 = 1.0;
 /// The share of its best and second-best joined tables' scores a table scores at least.
 const BEST_NEIGHBOUR: f64 = 0.4;
 const SECOND_NEIGHBOUR: f64 = 0.3;
 /// The share of its namespace's best table's score a table of a named namespace scores at least.
 const NAMESPACE_SHARE: f64 = 0.5;
-/// How slowly a name's weight falls with its number of words: 3 for one word, 2.25 for two, 1.8 for three.
-const NAME_LENGTH: f64 = 2.0;
+/// The weight of a one-word table name (`customers`); its namespace's words weigh [`NAMESPACE_WORD`].
+const NAME_WEIGHT: f64 = 4.0;
+const NAMESPACE_WORD: f64 = 3.0;
+/// How fast a name's weight falls with its number of words: 4 for one word, 2.5 for two, 1.9 for three.
+const NAME_LENGTH: f64 = 0.75;
+/// The weights of a column's name, of a comment, and of a word of a short sample value.
+const COLUMN_WEIGHT: f64 = 1.5;
+const COMMENT_WEIGHT: f64 = 1.0;
+const VALUE_WEIGHT: f64 = 0.75;
+/// The share of a word's weight its abbreviation in a name carries (`cust` for `customer`).
+const ABBREVIATION: f64 = 0.5;
 /// A catalog's tables as words, with how many tables hold each word, and its foreign-key graph.
 pub(crate) struct Ranker {
     docs: Vec<Fields>,
     /// Tables holding each word.
     df: BTreeMap<String, usize>,
+    /// Short words of table and column names (3 to 5 letters): the candidates for abbreviations.
+    short_names: Vec<String>,
     graph: Vec<Vec<usize>>,
     /// Each table's namespace (see [`namespace`]), as an index.
     namespace: Vec<usize>,
@@ -69,9 +81,22 @@ impl Ranker {
         let mut graph = fk_graph(catalog);
         infer_joins(catalog, &namespace, &mut graph);
         let unnamed = ids.get("").copied();
+        let mut short: BTreeSet<String> = BTreeSet::new();
+        for t in &catalog.tables {
+            let names =
+                std::iter::once(t.name.as_str()).chain(t.columns.iter().map(|c| c.name.as_str()));
+            for name in names {
+                for w in terms(name) {
+                    if (3..=5).contains(&w.len()) && w.chars().all(|c| c.is_ascii_lowercase()) {
+                        short.insert(w);
+                    }
+                }
+            }
+        }
         Self {
             docs,
             df,
+            short_names: short.into_iter().collect(),
             graph,
             namespace,
             namespaces: ids.len(),
@@ -115,13 +140,25 @@ impl Ranker {
                 query.push(joined);
             }
         }
+        // A name may abbreviate a word of the question (`cust_addr` for `customer address`): the
+        // abbreviation is looked up too, for a share of the word's weight.
+        let mut factor: Vec<f64> = vec![1.0; query.len()];
+        for k in 0..query.len() {
+            for short in &self.short_names {
+                if abbreviates(short, &query[k]) && !query.contains(short) {
+                    query.push(short.clone());
+                    factor.push(ABBREVIATION);
+                }
+            }
+        }
         let docs = &self.docs;
         let n = docs.len() as f64;
         let idf: Vec<f64> = query
             .iter()
-            .map(|term| {
+            .zip(&factor)
+            .map(|(term, f)| {
                 let df = self.df.get(term).copied().unwrap_or(0) as f64;
-                (1.0 + n / (1.0 + df)).ln()
+                f * (1.0 + n / (1.0 + df)).ln()
             })
             .collect();
         let own: Vec<f64> = docs
@@ -253,23 +290,30 @@ impl Fields {
         // `customer_contact_history` is); its namespace's words weigh in full.
         let ns = namespace(&table.name);
         let own = table.name[ns.len()..].trim_start_matches(['.', '_']);
-        add(ns, 3.0);
+        add(ns, NAMESPACE_WORD);
         let n = terms(own).len().max(1) as f64;
-        add(own, 3.0 * (1.0 + NAME_LENGTH) / (n + NAME_LENGTH));
+        add(own, NAME_WEIGHT * (1.0 + NAME_LENGTH) / (n + NAME_LENGTH));
         if let Some(c) = &table.comment {
-            add(c, 1.0);
+            add(c, COMMENT_WEIGHT);
         }
         for column in &table.columns {
-            add(&column.name, 1.5);
+            add(&column.name, COLUMN_WEIGHT);
             if let Some(c) = &column.comment {
-                add(c, 1.0);
+                add(c, COMMENT_WEIGHT);
             }
             if is_textual(&column.data_type) {
                 // A short value (`Germany`, `IN TRANSIT`) is what a question names; a word inside free text
                 // (a description, a message) is weak evidence.
                 for s in &column.samples {
                     let short = s.split_whitespace().count() <= SHORT_VALUE_WORDS;
-                    add(s, if short { 1.5 } else { FREE_TEXT_WEIGHT });
+                    add(
+                        s,
+                        if short {
+                            VALUE_WEIGHT
+                        } else {
+                            FREE_TEXT_WEIGHT
+                        },
+                    );
                 }
             }
         }
@@ -363,6 +407,12 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a name's short word abbreviates a (longer) word of the question: it begins it, and at least two
+/// letters are left out (`cust` for `customer`, `desc` for `description`, `med` for `medication`).
+pub(super) fn abbreviates(short: &str, word: &str) -> bool {
+    word.len() >= short.len() + 2 && word.starts_with(short)
 }
 
 /// A light stemmer: plurals and the commonest suffixes.
