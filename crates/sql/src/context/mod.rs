@@ -73,14 +73,16 @@ impl<'a> ContextIndex<'a> {
         }
     }
 
+    /// The ranking's words and joins, read on the first question.
+    fn ranker(&self) -> &Ranker {
+        self.ranker.get_or_init(|| Ranker::new(self.catalog))
+    }
+
     /// The tables in the order the schema context considers them for `question`: the relevant ones best
     /// first (with the tables that connect them), then the others.
     pub fn ranking(&self, question: &str) -> Vec<&'a str> {
         let catalog = self.catalog;
-        let (order, _) = self
-            .ranker
-            .get_or_init(|| Ranker::new(catalog))
-            .ranked(catalog, question);
+        let (order, _) = self.ranker().ranked(catalog, question);
         order
             .into_iter()
             .map(|i| catalog.tables[i].name.as_str())
@@ -93,10 +95,7 @@ impl<'a> ContextIndex<'a> {
         let catalog = self.catalog;
         let ranked = question.is_some_and(|q| !q.trim().is_empty());
         let (order, relevant) = match question.map(str::trim).filter(|q| !q.is_empty()) {
-            Some(q) => self
-                .ranker
-                .get_or_init(|| Ranker::new(catalog))
-                .ranked(catalog, q),
+            Some(q) => self.ranker().ranked(catalog, q),
             None => ((0..catalog.tables.len()).collect(), catalog.tables.len()),
         };
         let terms: BTreeSet<String> = question

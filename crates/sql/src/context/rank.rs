@@ -39,8 +39,8 @@ pub(crate) struct Ranker {
     docs: Vec<Fields>,
     /// Tables holding each word.
     df: BTreeMap<String, usize>,
-    /// Short words of table and column names (3 to 5 letters): the candidates for abbreviations.
-    short_names: Vec<String>,
+    /// Short words of table and column names (see [`ABBREVIATION_LETTERS`]): what may abbreviate a word.
+    short_names: BTreeSet<String>,
     graph: Vec<Vec<usize>>,
     /// Each table's namespace (see [`namespace`]), as an index.
     namespace: Vec<usize>,
@@ -60,7 +60,12 @@ fn namespace(name: &str) -> &str {
 
 impl Ranker {
     pub(super) fn new(catalog: &Catalog) -> Self {
-        let docs: Vec<Fields> = catalog.tables.iter().map(Fields::of).collect();
+        let mut short_names = BTreeSet::new();
+        let docs: Vec<Fields> = catalog
+            .tables
+            .iter()
+            .map(|t| Fields::of(t, &mut short_names))
+            .collect();
         let mut df: BTreeMap<String, usize> = BTreeMap::new();
         for doc in &docs {
             for (word, weight) in &doc.words {
@@ -81,22 +86,10 @@ impl Ranker {
         let mut graph = fk_graph(catalog);
         infer_joins(catalog, &namespace, &mut graph);
         let unnamed = ids.get("").copied();
-        let mut short: BTreeSet<String> = BTreeSet::new();
-        for t in &catalog.tables {
-            let names =
-                std::iter::once(t.name.as_str()).chain(t.columns.iter().map(|c| c.name.as_str()));
-            for name in names {
-                for w in terms(name) {
-                    if (3..=5).contains(&w.len()) && w.chars().all(|c| c.is_ascii_lowercase()) {
-                        short.insert(w);
-                    }
-                }
-            }
-        }
         Self {
             docs,
             df,
-            short_names: short.into_iter().collect(),
+            short_names,
             graph,
             namespace,
             namespaces: ids.len(),
@@ -144,9 +137,10 @@ impl Ranker {
         // abbreviation is looked up too, for a share of the word's weight.
         let mut factor: Vec<f64> = vec![1.0; query.len()];
         for k in 0..query.len() {
-            for short in &self.short_names {
-                if abbreviates(short, &query[k]) && !query.contains(short) {
-                    query.push(short.clone());
+            let word = query[k].clone();
+            for short in abbreviations(&word) {
+                if self.short_names.contains(short) && !query.iter().any(|q| q == short) {
+                    query.push(short.to_owned());
                     factor.push(ABBREVIATION);
                 }
             }
@@ -278,10 +272,17 @@ struct Fields {
 }
 
 impl Fields {
-    fn of(table: &Table) -> Self {
+    /// The words of `table`; the short words of its names go to `short_names` too.
+    fn of(table: &Table, short_names: &mut BTreeSet<String>) -> Self {
         let mut words: BTreeMap<String, f64> = BTreeMap::new();
-        let mut add = |text: &str, weight: f64| {
+        let mut add = |text: &str, weight: f64, name: bool| {
             for w in terms(text) {
+                if name
+                    && ABBREVIATION_LETTERS.contains(&w.len())
+                    && w.chars().all(|c| c.is_ascii_lowercase())
+                {
+                    short_names.insert(w.clone());
+                }
                 let slot = words.entry(w).or_insert(0.0);
                 *slot = slot.max(weight);
             }
@@ -290,16 +291,20 @@ impl Fields {
         // `customer_contact_history` is); its namespace's words weigh in full.
         let ns = namespace(&table.name);
         let own = table.name[ns.len()..].trim_start_matches(['.', '_']);
-        add(ns, NAMESPACE_WORD);
+        add(ns, NAMESPACE_WORD, true);
         let n = terms(own).len().max(1) as f64;
-        add(own, NAME_WEIGHT * (1.0 + NAME_LENGTH) / (n + NAME_LENGTH));
+        add(
+            own,
+            NAME_WEIGHT * (1.0 + NAME_LENGTH) / (n + NAME_LENGTH),
+            true,
+        );
         if let Some(c) = &table.comment {
-            add(c, COMMENT_WEIGHT);
+            add(c, COMMENT_WEIGHT, false);
         }
         for column in &table.columns {
-            add(&column.name, COLUMN_WEIGHT);
+            add(&column.name, COLUMN_WEIGHT, true);
             if let Some(c) = &column.comment {
-                add(c, COMMENT_WEIGHT);
+                add(c, COMMENT_WEIGHT, false);
             }
             if is_textual(&column.data_type) {
                 // A short value (`Germany`, `IN TRANSIT`) is what a question names; a word inside free text
@@ -313,6 +318,7 @@ impl Fields {
                         } else {
                             FREE_TEXT_WEIGHT
                         },
+                        false,
                     );
                 }
             }
@@ -409,10 +415,22 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether a name's short word abbreviates a (longer) word of the question: it begins it, and at least two
-/// letters are left out (`cust` for `customer`, `desc` for `description`, `med` for `medication`).
+/// How many letters a name's word may have to be taken for an abbreviation.
+const ABBREVIATION_LETTERS: std::ops::RangeInclusive<usize> = 3..=5;
+
+/// The abbreviations a name may use for a word of the question: its beginnings of
+/// [`ABBREVIATION_LETTERS`] letters that leave at least two out (`cust` for `customer`, `desc` for
+/// `description`, `med` for `medication`).
+fn abbreviations(word: &str) -> impl Iterator<Item = &str> {
+    ABBREVIATION_LETTERS
+        .take_while(move |&len| len + 2 <= word.len())
+        .filter_map(move |len| word.get(..len))
+}
+
+/// Whether a name's short word abbreviates a (longer) word of the question (see [`abbreviations`]).
+#[cfg(test)]
 pub(super) fn abbreviates(short: &str, word: &str) -> bool {
-    word.len() >= short.len() + 2 && word.starts_with(short)
+    abbreviations(word).any(|a| a == short)
 }
 
 /// A light stemmer: plurals and the commonest suffixes.
