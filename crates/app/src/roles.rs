@@ -24,7 +24,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use steward_core::{Decision, Event, Observer, Policy, Principal, ToolCall, ToolSpec};
-use steward_sql::{Access, AccessFn, Dialect, GuardPolicy, Scope};
+use steward_sql::{Access, AccessFn, Dialect, GuardPolicy, Mask, Scope};
 
 /// What a role may do.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -70,12 +70,16 @@ pub struct SqlRules {
     /// values.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rows: BTreeMap<String, String>,
+    /// Columns the role reads only masked, as `table.column: partial | hash | null`; a masked column may be
+    /// read (and filtered, joined, counted) but only its masked value ever leaves the database.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub masks: BTreeMap<String, Mask>,
 }
 
 impl SqlRules {
     /// True when the role has no SQL rules (it may read what the database lets it read).
     pub fn is_empty(&self) -> bool {
-        self.read.is_empty() && self.write.is_empty() && self.rows.is_empty()
+        self.read.is_empty() && self.write.is_empty() && self.rows.is_empty() && self.masks.is_empty()
     }
 }
 
@@ -317,6 +321,25 @@ fn access(
     }
     for (table, condition) in &sql.rows {
         scope.filter(dialect, table, condition, attributes)?;
+    }
+    for (column, mask) in &sql.masks {
+        let Some((table, column)) = column.rsplit_once('.') else {
+            return Err(format!(
+                "the mask `{column}` names no table; write it as table.column"
+            ));
+        };
+        scope.mask(table, column, *mask);
+        // A masked column may be named in queries: it reads as its masked value.
+        if let Some(columns) = policy.columns.as_mut()
+            && let Some(list) = columns
+                .iter_mut()
+                .find(|(t, _)| t.eq_ignore_ascii_case(table))
+                .map(|(_, l)| l)
+            && !list.iter().any(|c| c.eq_ignore_ascii_case(column))
+        {
+            list.push(column.to_owned());
+            scope.columns(table, list.clone());
+        }
     }
     let write = (!sql.write.is_empty()).then(|| {
         sql.write

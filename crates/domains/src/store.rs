@@ -83,16 +83,17 @@ impl Store {
         let Some(access) = access else {
             return self.read_trusted(&sql, params).await;
         };
-        let scope = access.scope.rows_only();
+        let mut scope = access.scope.rows_only();
         if scope.is_empty() {
             return self.read_trusted(&sql, params).await;
         }
+        scope.complete(&*self.db.catalog().await.map_err(unavailable)?);
         let guard = self.db.guard().await.map_err(unavailable)?;
         let scoped = guard
             .scoped(&sql, &scope)
             .map_err(|verdict| ToolError::new(format!("Not allowed: {}", verdict.explanation())))?;
         self.db
-            .query_prepared(&scoped.sql, params, &read_limits())
+            .query_prepared(&scoped.sql, &scoped.bind(params), &read_limits())
             .await
             .map_err(unavailable)
     }

@@ -123,6 +123,7 @@ impl Database {
         // One writer: SQLite writes one transaction at a time anyway; in one process they queue for this
         // connection, across processes they wait on the busy timeout.
         let write_options = SqlitePoolOptions::new()
+            .after_connect(|conn, _| Box::pin(register_sqlite_functions(conn)))
             .acquire_timeout(SQLITE_BUSY_TIMEOUT)
             .max_connections(1)
             .idle_timeout(None)
@@ -148,6 +149,7 @@ impl Database {
         };
         // Opened on first use: no reader holds the file while setup scripts change it.
         let read = SqlitePoolOptions::new()
+            .after_connect(|conn, _| Box::pin(register_sqlite_functions(conn)))
             .acquire_timeout(CONNECT_TIMEOUT)
             .max_connections(4)
             .connect_lazy_with(
@@ -409,4 +411,15 @@ mod tests {
         let db = Database::connect("sqlite::memory:").await.unwrap();
         assert_eq!(db.dialect(), Dialect::Sqlite);
     }
+}
+
+/// The functions Steward adds to every SQLite connection (see `execute::sqlite_mask`).
+async fn register_sqlite_functions(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+    let mut handle = conn.lock_handle().await?;
+    crate::execute::sqlite_mask::register(handle.as_raw_handle()).map_err(|status| {
+        sqlx::Error::Protocol(format!(
+            "SQLite refused to register {} (status {status})",
+            crate::execute::sqlite_mask::NAME
+        ))
+    })
 }

@@ -51,7 +51,7 @@ pub use dialect::Dialect;
 pub use error::SqlError;
 pub use guard::ServerSettings;
 pub use guard::{
-    Guard, GuardPolicy, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,
+    Guard, GuardPolicy, Mask, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,
 };
 pub use introspect::IntrospectOptions;
 pub use privileges::Privileges;

@@ -264,19 +264,28 @@ impl SqlTool {
         Ok(output)
     }
 
-    /// The statement a write runs for the call's principal: as declared, or limited to the tables, columns and
-    /// rows its role may change.
-    fn write_sql(&self, ctx: &ToolContext, guard: &Guard) -> Result<String, ToolError> {
+    /// The statement a write runs for the call's principal, with the parameters it binds: as declared, or
+    /// limited to the tables, columns and rows its role may change (the row filter's values bound among
+    /// `params`).
+    fn write_sql(
+        &self,
+        ctx: &ToolContext,
+        guard: &Guard,
+        params: &[Param],
+    ) -> Result<(String, Vec<Param>), ToolError> {
         match self
             .access
             .as_ref()
             .map(|a| a.of(&ctx.principal, guard.dialect()))
         {
-            None | Some(Ok(None)) => Ok(self.sql.clone()),
+            None | Some(Ok(None)) => Ok((self.sql.clone(), params.to_vec())),
             Some(Err(why)) => Err(ToolError::new(format!("Not allowed: {why}."))),
             Some(Ok(Some(access))) => guard
                 .scoped_write(&self.sql, &access.scope, access.write.as_ref())
-                .map(|scoped| scoped.sql)
+                .map(|scoped| {
+                    let params = scoped.bind(params);
+                    (scoped.sql, params)
+                })
                 .map_err(|reasons| {
                     ToolError::new(format!(
                         "Not allowed: {}",
@@ -300,7 +309,7 @@ impl SqlTool {
     ) -> Result<String, ToolError> {
         let args = self.params.apply_defaults(args);
         let params = self.bind(&args)?;
-        let sql = self.write_sql(ctx, guard)?;
+        let (sql, params) = self.write_sql(ctx, guard, &params)?;
         let mut tx = self
             .db
             .begin_write()
@@ -351,14 +360,14 @@ impl SqlTool {
         args: &Map<String, Value>,
         params: &[Param],
     ) -> Result<ToolOutput, ToolError> {
-        let sql = self.write_sql(ctx, guard)?;
+        let (sql, params) = self.write_sql(ctx, guard, params)?;
         let key = CallKey::new(ctx, &self.spec.name, args)?;
         let mut tx = match ledger.begin(&self.db, &key).await? {
             Begun::Replay(output) => return Ok(output),
             Begun::Fresh(tx) => tx,
         };
         let rows = tx
-            .execute_exact(&sql, params)
+            .execute_exact(&sql, &params)
             .await
             .map_err(|e| sql_error(e, true))?;
         let output = ToolOutput::text(changed(kind, rows)).with_data(ToolData::Json {

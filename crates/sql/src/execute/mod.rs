@@ -28,6 +28,7 @@ mod postgres;
 mod read;
 mod sqlite;
 pub(crate) mod sqlite_check;
+pub(crate) mod sqlite_mask;
 pub(crate) mod sqlite_rows;
 
 use std::time::Duration;

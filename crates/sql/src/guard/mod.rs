@@ -27,6 +27,7 @@ mod classify;
 mod functions;
 mod lex;
 mod lexical;
+mod mask;
 mod named;
 mod parse;
 mod policy;
@@ -37,6 +38,7 @@ mod verdict;
 mod walker;
 mod write;
 
+pub use mask::Mask;
 pub use named::NamedSql;
 pub use policy::GuardPolicy;
 pub use scope::{Scope, Scoped};
@@ -66,6 +68,9 @@ pub struct Guard {
     settings: ServerSettings,
     allow_sensitive: bool,
     functions: Option<Arc<FunctionCatalog>>,
+    /// `*` may read a table whose columns are limited: the text is about to be scoped, and the scoped derived
+    /// table lists only the allowed columns (see [`Guard::scoped`]).
+    wildcard_scoped: bool,
 }
 
 impl Guard {
@@ -77,6 +82,7 @@ impl Guard {
             settings: ServerSettings::unknown(),
             allow_sensitive: false,
             functions: None,
+            wildcard_scoped: false,
         }
     }
 
@@ -229,6 +235,20 @@ impl Guard {
         Ok(readings)
     }
 
+    /// The one way the engine reads `sql`, for locating edits in it: a text that reads two ways (MySQL's
+    /// `ANSI_QUOTES` unknown) cannot be edited safely.
+    fn one_reading(&self, sql: &str) -> Result<Lexed, String> {
+        let mut readings = self.readings(sql).map_err(|r| r.message)?;
+        match (readings.pop(), readings.is_empty()) {
+            (Some(lexed), true) => Ok(lexed),
+            _ => Err(
+                "This text reads two ways on this server (ANSI_QUOTES), so it cannot be limited to what you may \
+                 see; write names as `…` and strings as '…'."
+                    .to_owned(),
+            ),
+        }
+    }
+
     fn ambiguous_backslash(&self) -> Reason {
         let how = match self.dialect {
             Dialect::Postgres => {
@@ -325,7 +345,13 @@ impl Guard {
             push_once(&mut reasons, r);
         }
         let tables = walker.tables();
-        policy::check_policy(&self.policy, &tables, &walker, &mut reasons);
+        policy::check_policy(
+            &self.policy,
+            self.wildcard_scoped,
+            &tables,
+            &walker,
+            &mut reasons,
+        );
         let mut result = verdict(class, reasons, tables);
         result.aliases = std::mem::take(&mut walker.aliased);
         result

@@ -21,6 +21,7 @@ pub struct GuardPolicy {
 /// The refusals of `policy` for the tables and columns the walk found.
 pub(super) fn check_policy(
     policy: &GuardPolicy,
+    wildcard_scoped: bool,
     tables: &[String],
     walker: &Walker<'_>,
     reasons: &mut Vec<Reason>,
@@ -48,7 +49,7 @@ pub(super) fn check_policy(
     if restricted.is_empty() {
         return;
     }
-    if walker.wildcard {
+    if walker.wildcard && !wildcard_scoped {
         reasons.push(reason(
             "column_not_allowed",
             "`*` would read columns outside the allowed ones; name the columns.".to_owned(),
@@ -103,7 +104,7 @@ pub(super) fn check_policy(
     }
 }
 
-fn same_table(a: &str, b: &str) -> bool {
+pub(super) fn same_table(a: &str, b: &str) -> bool {
     let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
     a.eq_ignore_ascii_case(b) || (!a.contains('.') || !b.contains('.')) && last(a) == last(b)
 }

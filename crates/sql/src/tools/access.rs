@@ -79,12 +79,22 @@ pub async fn read_as(
         ..*limits
     };
     let guard = guard.clone().with_policy(access.read);
+    let mut scope = access.scope;
+    if !scope.is_empty() {
+        scope.complete(&*db.catalog().await?);
+    }
     let scoped = guard
-        .scoped(sql, &access.scope)
+        .scoped(sql, &scope)
         .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;
-    // The rewritten text lists the allowed columns itself; it is checked again, as it runs.
+    // The scoped text lists the allowed columns itself; it is checked again, as it runs, with the principal's
+    // values bound as parameters after (or, for `?`, among) the caller's.
     let result = db
-        .query_with(&guard.without_columns(), &scoped.sql, params, limits)
+        .query_with(
+            &guard.without_columns(),
+            &scoped.sql,
+            &scoped.bind(params),
+            limits,
+        )
         .await?;
     Ok((result, scoped.filtered))
 }

@@ -52,3 +52,34 @@ fn joins(sql: &str, a: &Token, b: &Token) -> bool {
             (Some('-'), Some('-')) | (Some('/'), Some('*')) | (Some('*'), Some('/'))
         )
 }
+
+/// The canonical text of `sql` and, for each token, where it starts in that text: for locating what the parser
+/// found (its spans are positions in the canonical text) in the original.
+pub(crate) fn canonical_located(sql: &str, tokens: &[Token]) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut starts = Vec::with_capacity(tokens.len());
+    let mut pos = 0;
+    let mut previous: Option<&Token> = None;
+    for token in tokens {
+        out.push_str(sql.get(pos..token.start).unwrap_or(""));
+        if token.kind == Kind::Comment {
+            starts.push(out.len());
+            for c in token.text(sql).chars() {
+                out.push(if c == '\n' || c == '\r' { c } else { ' ' });
+            }
+        } else {
+            if previous.is_some_and(|p| joins(sql, p, token)) {
+                out.push(' ');
+            }
+            starts.push(out.len());
+            match token.canonical() {
+                Some(text) => out.push_str(text),
+                None => out.push_str(token.text(sql)),
+            }
+        }
+        pos = token.end;
+        previous = Some(token);
+    }
+    out.push_str(sql.get(pos..).unwrap_or(""));
+    (out, starts)
+}

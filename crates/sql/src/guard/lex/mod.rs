@@ -10,7 +10,7 @@ mod postgres;
 mod sqlite;
 mod unicode;
 
-pub(crate) use canonical::canonical;
+pub(crate) use canonical::{canonical, canonical_located};
 
 use super::{Reason, reason};
 use crate::dialect::Dialect;

@@ -1,0 +1,271 @@
+//! What one principal may see: the tables and columns it may read, the rows of each table and the columns it
+//! reads only masked, applied to a query **without re-printing it**.
+//!
+//! The text that runs is the user's text byte for byte, except at the spans of the references to scoped
+//! tables, which the parse located (see `locate`): each is replaced by a derived table Steward generates from
+//! names it quotes itself — `FROM orders o` becomes `FROM (SELECT "id", … FROM "orders" WHERE customer_id = $1)
+//! o` — and a `TABLE orders` query by `SELECT * FROM (…) AS "orders"`. The principal's values are bound
+//! parameters, never text. Then the final text is checked again (`splice`): it must lex exactly as the user's
+//! text outside the generated spans, every reference to a scoped table must lie inside a generated span, and the
+//! guard must allow it. Anything the scoper cannot place is refused (default deny).
+
+mod filter;
+mod locate;
+mod splice;
+mod statistics;
+mod write;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value as Json;
+
+pub(crate) use filter::{Filter, Numbering};
+
+use super::{Guard, Mask, Verdict, reason, verdict};
+use crate::catalog::{Catalog, TableKind};
+use crate::dialect::Dialect;
+use crate::query::Param;
+
+/// What a principal may see of each table it is scoped on (tables not named here are not touched).
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    tables: BTreeMap<String, TableScope>,
+    /// Views (by lowercase name) of the database: a principal whose rows are filtered may not read one that is
+    /// not itself scoped, since a view can read a scoped table past its filter.
+    views: BTreeSet<String>,
+}
+
+/// One table's scope.
+#[derive(Clone, Debug, Default)]
+struct TableScope {
+    /// The columns the principal may read (`None`: all).
+    columns: Option<Vec<String>>,
+    /// The row filter, bound to the principal's values.
+    filter: Option<Filter>,
+    /// Columns the principal reads only masked, by column name (lowercase).
+    masks: BTreeMap<String, Mask>,
+}
+
+impl Scope {
+    /// No scope: queries run as they are.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when nothing is scoped.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// True when some table's rows are filtered.
+    pub fn filters_rows(&self) -> bool {
+        self.tables.values().any(|s| s.filter.is_some())
+    }
+
+    /// Lets the principal read only `columns` of `table`.
+    pub fn columns(&mut self, table: &str, columns: Vec<String>) {
+        self.tables.entry(key(table)).or_default().columns = Some(columns);
+    }
+
+    /// Lets the principal see only the rows of `table` where `condition` holds; `{principal.NAME}` in it
+    /// stands for the principal's attribute `NAME`, bound as a parameter (a missing attribute is an error: the
+    /// table would otherwise show every row).
+    pub fn filter(
+        &mut self,
+        dialect: Dialect,
+        table: &str,
+        condition: &str,
+        attributes: &BTreeMap<String, Json>,
+    ) -> Result<(), String> {
+        let filter = Filter::parse(dialect, condition, attributes)?;
+        self.tables.entry(key(table)).or_default().filter = Some(filter);
+        Ok(())
+    }
+
+    /// Lets the principal read `column` of `table` only masked.
+    pub fn mask(&mut self, table: &str, column: &str, mask: Mask) {
+        self.tables
+            .entry(key(table))
+            .or_default()
+            .masks
+            .insert(column.to_ascii_lowercase(), mask);
+    }
+
+    /// The masked columns: (table, column, mask), tables and columns in lowercase.
+    pub fn masks(&self) -> Vec<(String, String, Mask)> {
+        self.tables
+            .iter()
+            .flat_map(|(t, s)| s.masks.iter().map(|(c, m)| (t.clone(), c.clone(), *m)))
+            .collect()
+    }
+
+    /// Fills in what the scope needs from the database's catalog: the columns of masked tables that list none
+    /// (their derived table must name every column to mask one) and the database's views.
+    pub fn complete(&mut self, catalog: &Catalog) {
+        for table in &catalog.tables {
+            if table.kind == TableKind::View {
+                self.views.insert(key(&table.name));
+            }
+        }
+        for (name, scope) in &mut self.tables {
+            if scope.columns.is_none()
+                && !scope.masks.is_empty()
+                && let Some(table) = catalog
+                    .tables
+                    .iter()
+                    .find(|t| key(&t.name) == *name && t.kind == TableKind::Table)
+            {
+                scope.columns = Some(table.columns.iter().map(|c| c.name.clone()).collect());
+            }
+        }
+    }
+
+    /// The same scope with its row filters and masks only (no column limits): for the application's own tools,
+    /// whose SQL is fixed and whose output the role's `tools` list governs, but which must not show other
+    /// principals' rows or masked values.
+    pub fn rows_only(&self) -> Self {
+        let tables = self
+            .tables
+            .iter()
+            .filter(|(_, s)| s.filter.is_some() || !s.masks.is_empty())
+            .map(|(t, s)| {
+                let columns = if s.masks.is_empty() {
+                    None
+                } else {
+                    s.columns.clone()
+                };
+                let scope = TableScope {
+                    columns,
+                    filter: s.filter.clone(),
+                    masks: s.masks.clone(),
+                };
+                (t.clone(), scope)
+            })
+            .collect();
+        Self {
+            tables,
+            views: self.views.clone(),
+        }
+    }
+
+    /// The row filters, as configured, by table (for telling the model that rows were filtered).
+    pub fn filters(&self) -> Vec<(String, String)> {
+        self.tables
+            .iter()
+            .filter_map(|(t, s)| s.filter.as_ref().map(|f| (t.clone(), f.configured.clone())))
+            .collect()
+    }
+
+    fn get(&self, table: &str) -> Option<&TableScope> {
+        self.tables.get(&key(table))
+    }
+}
+
+/// A query made to fit a scope.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scoped {
+    /// The text to run (already checked by the guard): the user's text with generated derived tables in place
+    /// of the scoped tables' references.
+    pub sql: String,
+    /// The tables whose rows were filtered, with their filters as configured.
+    pub filtered: Vec<(String, String)>,
+    /// The principal's values the generated text binds, each with the number of the text's own positional
+    /// placeholders (`?`) that come before it (`None`: numbered placeholders, bound after the caller's).
+    values: Vec<(Option<usize>, Param)>,
+}
+
+impl Scoped {
+    /// The text unchanged, with no values.
+    fn unchanged(sql: &str) -> Self {
+        Self {
+            sql: sql.to_owned(),
+            filtered: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// The parameters to bind: the caller's own (`caller`, for the text's placeholders) with the principal's
+    /// values in their places.
+    pub fn bind(&self, caller: &[Param]) -> Vec<Param> {
+        let mut out = Vec::with_capacity(caller.len() + self.values.len());
+        let mut values = self.values.iter().peekable();
+        for (i, param) in caller.iter().enumerate() {
+            while let Some((_, value)) = values.next_if(|(at, _)| at.is_some_and(|at| at <= i)) {
+                out.push(value.clone());
+            }
+            out.push(param.clone());
+        }
+        out.extend(values.map(|(_, v)| v.clone()));
+        out
+    }
+
+    /// True when the generated text binds values of its own.
+    pub fn binds(&self) -> bool {
+        !self.values.is_empty()
+    }
+}
+
+/// A table's name as a scope key: its last part, unquoted, lowercase.
+pub(crate) fn key(table: &str) -> String {
+    table
+        .rsplit('.')
+        .next()
+        .unwrap_or(table)
+        .trim_matches(['"', '`', '[', ']'])
+        .to_ascii_lowercase()
+}
+
+/// A name quoted for `dialect` by Steward itself.
+pub(crate) fn quote(dialect: Dialect, name: &str) -> String {
+    let q = if dialect == Dialect::Mysql { '`' } else { '"' };
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push(q);
+    for c in name.chars() {
+        if c == q {
+            out.push(q);
+        }
+        out.push(c);
+    }
+    out.push(q);
+    out
+}
+
+impl Guard {
+    /// The text of `sql` limited to `scope`: checked as it is first (the refusals name the tables and columns
+    /// that may not be read), then each reference to a scoped table replaced, at its located span, by a
+    /// generated derived table of only the allowed columns (masked where masked) and rows, and the result checked
+    /// again. Returns the text to run with the values it binds, or the refusal.
+    pub fn scoped(&self, sql: &str, scope: &Scope) -> Result<Scoped, Verdict> {
+        let first = self.with_columns_scoped(scope).check(sql);
+        if !first.allowed {
+            return Err(first);
+        }
+        let refuse = |why: String| verdict(first.class, vec![reason("scope", why)], Vec::new());
+        if scope.is_empty() && self.policy.tables.is_none() {
+            return Ok(Scoped::unchanged(sql));
+        }
+        self.statistics(sql, &first, scope).map_err(refuse)?;
+        if scope.is_empty() {
+            return Ok(Scoped::unchanged(sql));
+        }
+        splice::scoped(self, sql, scope).map_err(|e| match e {
+            splice::Refusal::Scope(why) => refuse(why),
+            splice::Refusal::Verdict(v) => v,
+        })
+    }
+
+    /// The guard that checks a text about to be scoped: `*` is fine on a table whose columns the scope limits
+    /// (the derived table lists only the allowed ones).
+    fn with_columns_scoped(&self, scope: &Scope) -> Guard {
+        let mut guard = self.clone();
+        if let Some(columns) = &guard.policy.columns {
+            guard.wildcard_scoped = columns
+                .keys()
+                .all(|t| scope.get(t).is_some_and(|s| s.columns.is_some()));
+        }
+        guard
+    }
+}
+
+#[cfg(test)]
+mod tests;
