@@ -1,6 +1,7 @@
 //! The composition root: [`App::build`] opens the databases, fills the tool registry and reads the agent
 //! definitions once; commands then build runnable agents and tools from it, run after run.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -399,30 +400,52 @@ impl App {
         }
     }
 
-    fn deps(&self, model: Arc<dyn Model>) -> Deps {
+    fn deps(&self, model: Arc<dyn Model>, principal: Option<&Principal>) -> Deps {
         Deps {
             domain: self.domain.clone(),
             kit: self.kit.clone(),
             clock: self.clock.clone(),
             model,
+            principal: principal.map(|p| Arc::new(p.clone())),
         }
     }
 
     /// The tools that can be built here (their dependencies are present), sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        let deps = self.deps(Arc::new(steward_core::ScriptedModel::new([])));
+        let deps = self.deps(Arc::new(steward_core::ScriptedModel::new([])), None);
         self.registry.available(&deps).map(str::to_owned).collect()
     }
 
-    /// Builds one tool; `model` drives tools that call a model (`ask_database`).
+    /// Builds one tool for no principal in particular (its spec offers the whole catalog's names: to show a
+    /// principal its tools, use [`App::tool_for`]); `model` drives tools that call a model (`ask_database`).
     pub fn tool(&self, name: &str, model: Arc<dyn Model>) -> Result<Arc<dyn Tool>, AppError> {
+        self.build_tool(name, model, None)
+    }
+
+    /// Builds one tool as `principal` is offered it: a spec naming tables or columns (`query_table`'s) names
+    /// only those its role may read. `model` drives tools that call a model (`ask_database`).
+    pub fn tool_for(
+        &self,
+        principal: &Principal,
+        name: &str,
+        model: Arc<dyn Model>,
+    ) -> Result<Arc<dyn Tool>, AppError> {
+        self.build_tool(name, model, Some(principal))
+    }
+
+    fn build_tool(
+        &self,
+        name: &str,
+        model: Arc<dyn Model>,
+        principal: Option<&Principal>,
+    ) -> Result<Arc<dyn Tool>, AppError> {
         if !self.registry.contains(name) {
             return Err(AppError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: closest(name, self.registry.names()),
             });
         }
-        self.registry.build(name, &self.deps(model))
+        self.registry.build(name, &self.deps(model, principal))
     }
 
     /// Builds the agent `name` with its tools and sub-agents, driven by `model`; `base` limits apply where the
@@ -434,11 +457,13 @@ impl App {
         question: Option<&str>,
         base: Limits,
     ) -> Result<Agent, AppError> {
+        let local = Principal::local();
         let models = Models {
             fallback: model,
             fallback_name: None,
             named: &BTreeMap::new(),
             role: None,
+            principal: &local,
         };
         Ok(self.agent_at(name, &models, question, base, 0)?.0)
     }
@@ -488,6 +513,7 @@ impl App {
             fallback_name: model_name,
             named: models,
             role: role.map(|(_, def)| def),
+            principal,
         };
         Ok(self.agent_at(name, &models, question, base, 0)?.0)
     }
@@ -600,6 +626,7 @@ impl App {
                 fallback_name: Some(name),
                 named: models.named,
                 role: models.role,
+                principal: models.principal,
             },
             None => models.clone(),
         };
@@ -609,7 +636,7 @@ impl App {
             .and_then(|m| self.config.models.get(m))
             .map(ModelEntry::def)
             .unwrap_or_default();
-        let deps = self.deps(model.clone());
+        let deps = self.deps(model.clone(), Some(models.principal));
         let mut tools = Toolbox::new();
         let mut specialists = String::new();
         let allowed = |list: Option<&Vec<String>>, name: &str| {
@@ -642,11 +669,20 @@ impl App {
             .map(|d| d.categories().join(", "))
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| "see list_expenses".to_owned());
+        // The schema as the run's principal may see it, ranked over that view only (a principal whose access
+        // cannot be worked out sees no table); only for instructions that show it.
         let (schema, dialect) = match &self.kit {
-            Some(kit) => (
-                steward_sql::schema_context(kit.catalog(), question, ANALYST_CONTEXT).text,
-                kit.database().dialect().name().to_owned(),
-            ),
+            Some(kit) => {
+                let schema = if def.instructions.contains("{{schema}}") {
+                    let catalog = kit.catalog_as(models.principal).unwrap_or_else(|_| {
+                        Cow::Owned(steward_sql::nothing_visible(kit.catalog()))
+                    });
+                    steward_sql::schema_context(&catalog, question, ANALYST_CONTEXT).text
+                } else {
+                    String::new()
+                };
+                (schema, kit.database().dialect().name().to_owned())
+            }
             None => (String::new(), String::new()),
         };
         let instructions = agents::render(
@@ -692,4 +728,6 @@ struct Models<'a> {
     named: &'a BTreeMap<String, Arc<dyn Model>>,
     /// The role whose agents and tools are the only ones built (`None`: all).
     role: Option<&'a RoleDef>,
+    /// Who the agents are built for: their schema context and tool specs show only what it may read.
+    principal: &'a Principal,
 }

@@ -152,7 +152,7 @@ impl App {
         call: ToolCall,
         model: Arc<dyn Model>,
     ) -> Result<Checked, AppError> {
-        let tool = self.tool(&call.name, model)?;
+        let tool = self.tool_for(principal, &call.name, model)?;
         let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
         let reads_data = reads_data(tool.spec(), &trusted);
         let mut toolbox = Toolbox::new();

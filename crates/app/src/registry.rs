@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use steward_core::{Model, Tool};
+use steward_core::{Model, Principal, Tool};
 use steward_domains::Domain;
 use steward_domains::common::{Clock, calculator, current_date};
 use steward_domains::{expenses, orders, tasks};
@@ -24,6 +24,9 @@ pub struct Deps {
     pub clock: Clock,
     /// The model of tools that call a model themselves.
     pub model: Arc<dyn Model>,
+    /// Who the tools are built for: a spec that names tables or columns (`query_table`'s) names only those it
+    /// may read (`None`: no one in particular, the whole catalog).
+    pub principal: Option<Arc<Principal>>,
 }
 
 /// Builds one tool from the shared dependencies.
@@ -151,6 +154,11 @@ impl ToolRegistry {
         for name in ["list_tables", "describe_tables", "query_table", "run_sql"] {
             r.register(name, Needs::Database, move |d: &Deps| {
                 let kit = d.kit.as_ref().ok_or(AppError::NoDatabase)?;
+                if name == "query_table"
+                    && let Some(principal) = &d.principal
+                {
+                    return Ok(kit.query_table_for(principal));
+                }
                 kit.tools()
                     .into_iter()
                     .find(|tool| tool.spec().name == name)

@@ -79,7 +79,10 @@ pub struct SqlRules {
 impl SqlRules {
     /// True when the role has no SQL rules (it may read what the database lets it read).
     pub fn is_empty(&self) -> bool {
-        self.read.is_empty() && self.write.is_empty() && self.rows.is_empty() && self.masks.is_empty()
+        self.read.is_empty()
+            && self.write.is_empty()
+            && self.rows.is_empty()
+            && self.masks.is_empty()
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `server:` section of `steward.yaml`: who may call `steward serve` (API tokens, OIDC bearer tokens),
-//! CORS and the server's limits.
+//! the names it answers to, CORS and the server's limits.
 
 use std::collections::BTreeMap;
 
@@ -12,13 +12,22 @@ pub struct ServerDef {
     /// The address to listen on (`--bind` wins; default 127.0.0.1:8080).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bind: Option<String>,
+    /// The names the server is reached by, as the `Host` header gives them: host names or addresses, each
+    /// optionally with a port (`steward.example.com`, `10.0.0.5:8080`, `[::1]`); an entry without a port
+    /// matches any port. `localhost`, `127.0.0.1`, `[::1]` and the address the server listens on are always
+    /// accepted. A request for any other name gets 421 (against DNS rebinding: a page on another site whose
+    /// name was made to point at this machine). Unset, a server listening on all interfaces (`0.0.0.0`, `::`)
+    /// with credentials configured accepts any name; one without credentials only the names above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// API tokens, stored as their SHA-256 (`steward serve token NAME` makes one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tokens: Vec<TokenDef>,
     /// OIDC / JWT bearer tokens, verified against a JWKS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<OidcDef>,
-    /// Origins allowed to call the API from a browser (CORS is off when empty).
+    /// Origins allowed to call the API from a browser besides the server's own (CORS is off when empty); a
+    /// request whose `Origin` is neither gets 403.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cors: Vec<String>,
     /// Request, rate and run limits.
@@ -54,11 +63,16 @@ pub struct OidcDef {
     /// The required `aud` claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
-    /// The claim that names the principal (default `sub`).
+    /// The claim whose value picks a configured principal from `principals` (with its role and attributes;
+    /// the token's `claims` on top). A value that names none is a principal of that name with the token's
+    /// role. Unset (the default), no token is ever mapped to a configured principal: a token is its own
+    /// principal, named by its `sub` (`oidc:SUB` when that is also the name of a configured principal or
+    /// starts with `token:` or `oidc:`), with its role from `role_claim` or `role` and attributes only from
+    /// `claims` — never those of a configured principal that happens to share its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal_claim: Option<String>,
-    /// The claim that names the role (a name from `roles`); without it, the principal's role from
-    /// `principals`, else `role`.
+    /// The claim that names the role (a name from `roles`); without it, the role of the configured principal
+    /// that `principal_claim` picked, else `role`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role_claim: Option<String>,
     /// The role of a token whose claims name none.

@@ -1,8 +1,10 @@
-//! `steward schema`: the schema context a model would get, for the whole database or for a question.
+//! `steward schema`: the schema context a model would get, for the whole database or for a question, as a
+//! principal or role sees it (`--principal`, `--role`: only the tables and columns its role may read, no values
+//! of rows it may not read).
 
 use crate::out::{note, say};
 use clap::Args;
-use steward_sql::schema_context;
+use steward_sql::{schema_context, visible_to};
 
 use crate::{db, exit};
 
@@ -37,13 +39,24 @@ pub(crate) struct SchemaArgs {
     /// Print {"tables": [...], "tokens": N, "text": "..."}.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
 }
 
 /// Runs `steward schema`.
 pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
     let url = crate::agents::resolve_db(args.db.as_deref())?;
+    // The schema as the principal's model sees it: what its role may read, and nothing of others' rows.
+    let config = crate::agents::config()?;
+    let principal = args.identity.principal(&config)?;
+    let access = steward_app::roles::access_fn(&config.roles);
     let (db, catalog) = db::open(&url).await?;
     db::note_privileges(&db);
+    if let Err(why) = access.of(&principal, db.dialect()) {
+        anyhow::bail!("{} may read no table: {why}", who(&principal));
+    }
+    let catalog = visible_to(&catalog, Some(&access), &principal);
     let context = schema_context(&catalog, args.question.as_deref(), args.budget);
     if args.json {
         say!("{}", serde_json::to_string_pretty(&context)?);
@@ -60,4 +73,13 @@ pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
         );
     }
     Ok(exit::OK)
+}
+
+/// The principal as a message names it.
+fn who(principal: &steward_core::Principal) -> String {
+    match (&principal.role, principal.name.is_empty()) {
+        (Some(role), true) => format!("the role `{role}`"),
+        (_, false) => format!("the principal `{}`", principal.name),
+        (None, true) => "the local user".to_owned(),
+    }
 }

@@ -150,7 +150,9 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
             let tool = steward_core::AgentTool::new(Arc::new(agent), Arc::new(NoModel));
             steward_core::Tool::spec(&tool).clone()
         } else {
-            app.tool(&name, Arc::new(NoModel))?.spec().clone()
+            app.tool_for(&principal, &name, Arc::new(NoModel))?
+                .spec()
+                .clone()
         };
         let agents: Vec<&str> = app
             .agent_names()

@@ -554,6 +554,10 @@ fn config_check_and_serve_name_what_is_wrong_in_the_server_section() {
             &*format!("server:\n  tokens:\n    - {{name: a, sha256: {hash}}}\n"),
             "needs a `principal`",
         ),
+        (
+            "server:\n  hosts: [\"https://steward.example.com/\"]\n",
+            "is not a host name or address",
+        ),
     ] {
         std::fs::write(&config, yaml).unwrap();
         let out = steward(&["config", "check", "-c", &config], &[], "");

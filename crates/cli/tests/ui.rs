@@ -31,15 +31,23 @@ fn skip_or_fail(what: &str) {
     eprintln!("SKIPPED: the web UI end-to-end test: {what}");
 }
 
-#[tokio::test]
-async fn the_web_ui_signs_in_streams_steps_shows_a_table_and_a_chart_and_approves_a_write() {
+/// The folder of the browser scripts, with node, Chromium and playwright-core ready; `None` after saying
+/// SKIPPED (or failing under CI=true) when they are not.
+fn browser_ready() -> Option<PathBuf> {
     let ui = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/ui");
     if !available("node", "--version") || !available("npm", "--version") {
-        return skip_or_fail("node and npm are not installed (apt-get install nodejs npm)");
+        skip_or_fail("node and npm are not installed (apt-get install nodejs npm)");
+        return None;
     }
     if !Path::new("/usr/bin/chromium").exists() {
-        return skip_or_fail("Chromium is not installed (apt-get install chromium)");
+        skip_or_fail("Chromium is not installed (apt-get install chromium)");
+        return None;
     }
+    // One `npm ci` at a time: the tests of this file run in parallel.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _installing = INSTALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !ui.join("node_modules/playwright-core").exists() {
         let out = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
@@ -47,13 +55,22 @@ async fn the_web_ui_signs_in_streams_steps_shows_a_table_and_a_chart_and_approve
             .output()
             .unwrap();
         if !out.status.success() {
-            return skip_or_fail(&format!(
+            skip_or_fail(&format!(
                 "`npm ci` in {} failed: {}",
                 ui.display(),
                 text(&out.stderr)
             ));
+            return None;
         }
     }
+    Some(ui)
+}
+
+#[tokio::test]
+async fn the_web_ui_signs_in_streams_steps_shows_a_table_and_a_chart_and_approves_a_write() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
 
     let dir = scratch_dir("ui");
     let db = format!("{dir}/demo.sqlite");
@@ -137,6 +154,98 @@ server:
         "1"
     );
     assert!(shots.join("chat.png").exists() || std::fs::read_dir(&shots).unwrap().count() > 0);
+}
+
+/// A page on another site, and one whose name was made to resolve to this machine (DNS rebinding), try to make a
+/// visitor's browser record an expense, start a conversation or read the runs through a `steward serve` that needs
+/// no credentials (bound to 127.0.0.1, the default): `crates/server/tests/ui/driveby.mjs` in headless Chromium.
+/// Nothing is created but the conversation the server's own page makes as a control, and the model is never asked.
+#[tokio::test]
+async fn drive_by_requests_from_other_origins_change_nothing() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
+    let dir = scratch_dir("driveby");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+agents:
+  books:
+    description: Keeps the books.
+    instructions: You keep the books.
+    tools: [run_sql, add_expense]
+defaults: {{agent: books}}
+"#
+        ),
+    )
+    .unwrap();
+    let expenses = || sqlite3(&db, "SELECT count(*) FROM expenses");
+    let before = expenses();
+    // Any request that reached the model would record this expense.
+    let model = mock_openai(vec![
+        tool_reply(
+            "c1",
+            "add_expense",
+            r#"{"description": "Drive-by taxi", "net_amount": 12.5, "tax_rate": 0.2, "date": "2026-11-21"}"#,
+        ),
+        text_reply("Recorded."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("driveby-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let base = server.base.clone();
+
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg("driveby.mjs")
+            .current_dir(&ui)
+            .env("STEWARD_URL", &base)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let report = format!("{}\n{}", text(&run.stdout), text(&run.stderr));
+    println!("{report}");
+
+    // Over HTTP, as the server's own client: one conversation (the control's), no run, no expense.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let get = |path: &str| {
+        let request = http.get(format!("{}{path}", server.base));
+        async move {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status().as_u16(), 200);
+            serde_json::from_str::<serde_json::Value>(&response.text().await.unwrap()).unwrap()
+        }
+    };
+    let conversations = get("/api/conversations").await;
+    let titles: Vec<&str> = conversations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["title"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(titles, ["own page"], "{report}");
+    assert_eq!(get("/api/runs").await, json!([]), "{report}");
+    assert_eq!(expenses(), before, "{report}");
+    assert!(
+        bodies(&model).await.is_empty(),
+        "the model was asked: {report}"
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "the drive-by script failed:\n{report}"
+    );
 }
 
 /// The SHA-256 of a token, as `server.tokens[].sha256` holds it.

@@ -7,11 +7,15 @@
 //! Nothing a second server needs lives only in memory: conversations, their messages, approvals and runs are
 //! in the run store, so several servers on one PostgreSQL store serve the same conversations. A turn in
 //! flight is leased to the server running it; a turn whose server stopped is marked failed, never run twice.
+//!
+//! Every request first passes the guardrails (`server.hosts` against DNS rebinding, the `Origin` and JSON-only
+//! state changes against cross-site requests); failed sign-ins are limited per client address.
 
 mod api;
 pub mod auth;
 pub mod chart;
 mod events;
+mod guardrails;
 pub mod mcp;
 pub mod models;
 mod openai;
@@ -25,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -119,12 +123,27 @@ async fn ready(State(shared): State<Arc<Shared>>) -> Response {
     }
 }
 
-/// Authenticates the request (401/403) and applies the caller's rate limit (429).
+/// Authenticates the request (401/403) and applies the caller's rate limit (429); an address with too many
+/// failed sign-ins gets 429 before its credentials are looked at.
 async fn authenticate(
     State(shared): State<Arc<Shared>>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let client = guardrails::failures::client(
+        request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip()),
+    );
+    if let Err(wait) = shared.failures.check(client) {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many failed sign-ins from this address; try again in {wait} s"),
+        );
+        e.retry_after = Some(wait);
+        return e.into_response();
+    }
     let header = request
         .headers()
         .get(axum::http::header::AUTHORIZATION)
@@ -138,6 +157,10 @@ async fn authenticate(
         Ok(caller) => caller,
         Err(refusal) => {
             let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            // Credentials that were sent and did not hold count; none sent (a first visit) does not.
+            if status == StatusCode::UNAUTHORIZED && header.is_some() {
+                shared.failures.failed(client);
+            }
             let mut response = ApiError::new(status, refusal.message).into_response();
             if status == StatusCode::UNAUTHORIZED {
                 response
@@ -172,6 +195,7 @@ impl Server {
             .map(|s| s.limits.clone())
             .unwrap_or_default();
         let auth = auth::Auth::from_config(config, options.loopback).await?;
+        let hosts = guardrails::configured_hosts(config)?;
         let (stop_runs, stop_rx) = watch::channel(false);
         let instance = format!("{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
         let shared = Arc::new(Shared {
@@ -185,13 +209,26 @@ impl Server {
             instance,
             in_flight: InFlight::default(),
             stop_runs: stop_rx,
+            failures: guardrails::failures::FailedSignIns::default(),
+            hosts,
         });
         let _ = options.grace;
         Ok(Self { shared, stop_runs })
     }
 
-    /// The routes, ready to serve (with `mcp` nested at `/mcp` when given).
-    pub fn router(&self) -> Router {
+    /// Allows `failures` failed sign-ins per client address within `window` (default: 10 a minute; 0 turns
+    /// the limit off); an address past it gets 429 until the window has passed.
+    pub fn with_failed_sign_in_limit(self, failures: u32, window: Duration) -> Self {
+        self.shared
+            .failures
+            .configure(failures, window, guardrails::failures::MAX_ADDRESSES);
+        self
+    }
+
+    /// The routes, ready to serve on `local`, the address listened on (the Host check accepts it). Serve them
+    /// with `into_make_service_with_connect_info::<SocketAddr>()`: failed sign-ins are counted per client
+    /// address (without it, all clients count as one).
+    pub fn router(&self, local: SocketAddr) -> Router {
         let shared = self.shared.clone();
         let protected = Router::new()
             .route("/api/me", get(api::me))
@@ -218,13 +255,8 @@ impl Server {
                 shared.clone(),
                 authenticate,
             ));
-        // MCP over streamable HTTP, behind the same authentication. Without credentials (loopback only) the
-        // Host header must name this machine, against DNS rebinding; with them, bearer tokens do that job.
-        let hosts = if shared.auth.required() {
-            mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new())
-        } else {
-            mcp::McpHttpOptions::default()
-        };
+        // MCP over streamable HTTP, behind the same authentication; the guardrails below check its Host.
+        let hosts = mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new());
         let mcp_service = mcp::McpServer::new(
             shared.app.clone(),
             shared.models.clone(),
@@ -245,13 +277,14 @@ impl Server {
             .merge(ui::router())
             .layer(DefaultBodyLimit::max(shared.limits.body_bytes))
             .with_state(shared.clone());
-        let origins: Vec<HeaderValue> = shared
+        let cors: Vec<String> = shared
             .app
             .config()
             .server
             .as_ref()
-            .map(|s| s.cors.iter().filter_map(|o| o.parse().ok()).collect())
+            .map(|s| s.cors.clone())
             .unwrap_or_default();
+        let origins: Vec<HeaderValue> = cors.iter().filter_map(|o| o.parse().ok()).collect();
         if !origins.is_empty() {
             router = router.layer(
                 tower_http::cors::CorsLayer::new()
@@ -264,7 +297,13 @@ impl Server {
                     ]),
             );
         }
-        router
+        // Outermost: every route, the UI's files and CORS preflights included.
+        let guardrails =
+            guardrails::Guardrails::new(&shared.hosts, &cors, Some(local), shared.auth.required());
+        router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(guardrails),
+            guardrails::check,
+        ))
     }
 
     /// Serves on `listener` until `shutdown` completes; then stops taking requests, waits up to `grace` for
@@ -278,7 +317,7 @@ impl Server {
         let shared = self.shared.clone();
         let reaper = tokio::spawn(reap(shared.clone()));
         let (signalled_tx, signalled_rx) = watch::channel(false);
-        let router = self.router();
+        let router = self.router(listener.local_addr()?);
         let stop_runs = self.stop_runs;
         let on_shutdown = {
             let shared = shared.clone();

@@ -15,6 +15,8 @@ use tokio::sync::{Notify, Semaphore, watch};
 use utoipa::ToSchema;
 
 use crate::auth::Auth;
+use crate::guardrails::HostName;
+use crate::guardrails::failures::FailedSignIns;
 use crate::models::ModelSource;
 
 /// The server's shared state.
@@ -32,6 +34,10 @@ pub(crate) struct Shared {
     /// Becomes true when runs in flight must stop (the shutdown grace period is over).
     pub(crate) stop_runs: watch::Receiver<bool>,
     pub(crate) rate: RateLimiter,
+    /// Failed sign-ins per client address.
+    pub(crate) failures: FailedSignIns,
+    /// `server.hosts`.
+    pub(crate) hosts: Vec<HostName>,
 }
 
 impl Shared {

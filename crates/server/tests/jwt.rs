@@ -189,13 +189,57 @@ async fn es256_token_is_accepted() {
 }
 
 #[tokio::test]
-async fn a_configured_principal_brings_its_role_and_attributes_under_the_claims() {
+async fn a_sub_named_like_a_configured_principal_is_not_that_principal_without_principal_claim() {
+    // No `principal_claim`: a token whose `sub` is `alice` is its own principal, not the configured alice.
     let verifier = verifier().await;
+    // Without a role claim or a fallback role it has no role at all (alice's `viewer` is not lent to it).
+    let message = refused(&verifier, &rsa(&claims("alice")), 403).await;
+    assert!(message.contains("no role"), "{message}");
+    assert!(message.contains("principal_claim"), "{message}");
+    // With a role claim: that role, and only the token's own attributes, under a name that is not alice's.
+    let principal = verifier
+        .verify(&rsa(&with(
+            claims("alice"),
+            json!({"steward_role": "support", "customer_id": 99}),
+        )))
+        .await
+        .unwrap();
+    assert_eq!(principal.name, "oidc:alice");
+    assert_eq!(principal.role.as_deref(), Some("support"));
+    assert_eq!(
+        principal.attributes,
+        BTreeMap::from([("customer_id".to_owned(), json!(99))])
+    );
+    // With a fallback role: that role, not alice's, and none of her attributes.
+    let mut fallback = oidc("jwks.json");
+    fallback.role = Some("support".into());
+    let verifier = JwtVerifier::load(&fallback, &config()).await.unwrap();
+    let principal = verifier.verify(&rsa(&claims("alice"))).await.unwrap();
+    assert_eq!(principal.name, "oidc:alice");
+    assert_eq!(principal.role.as_deref(), Some("support"));
+    assert!(principal.attributes.is_empty(), "{principal:?}");
+    // Subjects that look like an API token's principal or such a name are kept apart too.
+    let principal = verifier
+        .verify(&rsa(&claims("token:reporting")))
+        .await
+        .unwrap();
+    assert_eq!(principal.name, "oidc:token:reporting");
+    let principal = verifier.verify(&rsa(&claims("bob"))).await.unwrap();
+    assert_eq!(principal.name, "bob");
+}
+
+#[tokio::test]
+async fn with_principal_claim_a_configured_principal_brings_its_role_and_attributes_under_the_claims()
+ {
+    let mut mapped = oidc("jwks.json");
+    mapped.principal_claim = Some("sub".into());
+    let verifier = JwtVerifier::load(&mapped, &config()).await.unwrap();
     // No role claim: alice's role from `principals`; her attributes, with the token's customer_id on top.
     let principal = verifier
         .verify(&rsa(&with(claims("alice"), json!({"customer_id": 99}))))
         .await
         .unwrap();
+    assert_eq!(principal.name, "alice");
     assert_eq!(principal.role.as_deref(), Some("viewer"));
     assert_eq!(principal.attributes["region"], json!("eu"));
     assert_eq!(principal.attributes["customer_id"], json!(99));

@@ -348,6 +348,17 @@ pub(crate) fn one_line(text: &str) -> String {
     text.lines().next().unwrap_or("").trim().to_owned()
 }
 
+/// The functions Steward adds to every SQLite connection (see `execute::sqlite_mask`).
+async fn register_sqlite_functions(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+    let mut handle = conn.lock_handle().await?;
+    crate::execute::sqlite_mask::register(handle.as_raw_handle()).map_err(|status| {
+        sqlx::Error::Protocol(format!(
+            "SQLite refused to register {} (status {status})",
+            crate::execute::sqlite_mask::NAME
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,15 +422,4 @@ mod tests {
         let db = Database::connect("sqlite::memory:").await.unwrap();
         assert_eq!(db.dialect(), Dialect::Sqlite);
     }
-}
-
-/// The functions Steward adds to every SQLite connection (see `execute::sqlite_mask`).
-async fn register_sqlite_functions(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
-    let mut handle = conn.lock_handle().await?;
-    crate::execute::sqlite_mask::register(handle.as_raw_handle()).map_err(|status| {
-        sqlx::Error::Protocol(format!(
-            "SQLite refused to register {} (status {status})",
-            crate::execute::sqlite_mask::NAME
-        ))
-    })
 }

@@ -61,6 +61,6 @@ pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultCo
 pub use steward_core::redact::redact_url;
 pub use tools::{
     Access, AccessFn, AskDatabaseArgs, DescribeTablesArgs, ListTablesArgs, RunSqlArgs, SqlAnswer,
-    SqlToolkit, TextToSql, filtered_note, read_as,
+    SqlToolkit, TextToSql, filtered_note, nothing_visible, read_as, visible_catalog, visible_to,
 };
 pub use write::WriteTx;

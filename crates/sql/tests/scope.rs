@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 use steward_core::Principal;
 use steward_sql::{
-    Access, AccessFn, Database, Dialect, Guard, GuardPolicy, Mask, Param, Scope, SqlError, cell_text,
-    read_as,
+    Access, AccessFn, Database, Dialect, Guard, GuardPolicy, Mask, Param, Scope, SqlError,
+    cell_text, read_as,
 };
 
 const SETUP: &str = "
@@ -77,7 +77,9 @@ async fn engines() -> Vec<Engine> {
         let name = url.rsplit('/').next().unwrap().to_owned();
         let admin = Database::connect(common::PG_ADMIN).await.unwrap();
         admin
-            .execute_script(&format!("ALTER DATABASE {name} SET standard_conforming_strings = off"))
+            .execute_script(&format!(
+                "ALTER DATABASE {name} SET standard_conforming_strings = off"
+            ))
             .await
             .unwrap();
         admin.close().await;
@@ -118,6 +120,8 @@ enum Role {
     Rows,
     /// Every row, customers' e-mail hashed and phone partly masked.
     Masked,
+    /// Orders filtered by a subquery, a filter the planner finds costlier than most conditions.
+    Subquery,
 }
 
 fn access(role: Role, attributes: BTreeMap<String, Json>) -> AccessFn {
@@ -135,6 +139,12 @@ fn access(role: Role, attributes: BTreeMap<String, Json>) -> AccessFn {
                     scope.columns("customers", columns);
                 }
             }
+            Role::Subquery => scope.filter(
+                dialect,
+                "orders",
+                "customer_id = {principal.customer_id} OR customer_id IN (SELECT c.id FROM customers c WHERE c.name = 'Nobody')",
+                &attributes,
+            )?,
             Role::Masked => {
                 scope.mask("customers", "email", Mask::Hash);
                 scope.mask("customers", "phone", Mask::Partial);
@@ -160,10 +170,25 @@ async fn run_as(engine: &Engine, access: &AccessFn, sql: &str) -> Result<Vec<Vec
         role: Some("r".into()),
         attributes: BTreeMap::new(),
     };
-    match read_as(&engine.db, &guard, Some(access), &principal, sql, &[], &common::limits(1000)).await {
+    match read_as(
+        &engine.db,
+        &guard,
+        Some(access),
+        &principal,
+        sql,
+        &[],
+        &common::limits(1000),
+    )
+    .await
+    {
         Ok((result, _)) => {
             let mut rows = vec![result.columns.iter().map(|c| c.name.clone()).collect()];
-            rows.extend(result.rows.iter().map(|r| r.iter().map(cell_text).collect()));
+            rows.extend(
+                result
+                    .rows
+                    .iter()
+                    .map(|r| r.iter().map(cell_text).collect()),
+            );
             Ok(rows)
         }
         Err(SqlError::Refused(why)) => Err(format!("refused: {why}")),
@@ -177,8 +202,19 @@ async fn reference(engine: &Engine, sql: &str) -> Vec<Vec<String>> {
         .query_read_only(sql, &[], &common::limits(1000))
         .await
         .unwrap_or_else(|e| panic!("{}: reference {sql}: {e}", engine.name));
-    let mut rows = vec![result.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>()];
-    rows.extend(result.rows.iter().map(|r| r.iter().map(cell_text).collect()));
+    let mut rows = vec![
+        result
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>(),
+    ];
+    rows.extend(
+        result
+            .rows
+            .iter()
+            .map(|r| r.iter().map(cell_text).collect()),
+    );
     rows
 }
 
@@ -188,8 +224,15 @@ fn leaks(role: Role, output: &str) -> Option<&'static str> {
     let lower = output.to_lowercase();
     let canaries: &[&'static str] = match role {
         Role::Support => CANARIES,
-        Role::Rows => &["canary", "leak.test", "+44", "+39"],
-        Role::Masked => &["leak.test", "example.com", "+33", "+44", "+39", "canaryphone"],
+        Role::Rows | Role::Subquery => &["canary", "leak.test", "+44", "+39"],
+        Role::Masked => &[
+            "leak.test",
+            "example.com",
+            "+33",
+            "+44",
+            "+39",
+            "canaryphone",
+        ],
     };
     canaries
         .iter()
@@ -198,126 +241,525 @@ fn leaks(role: Role, output: &str) -> Option<&'static str> {
 }
 
 fn on(engine: &str, engines: &str) -> bool {
-    engines == "all" || engines.split(',').any(|e| e == engine || (e == "postgres" && engine == "postgres_scs_off"))
+    engines == "all"
+        || engines
+            .split(',')
+            .any(|e| e == engine || (e == "postgres" && engine == "postgres_scs_off"))
 }
 
 /// Attacks: (engines, role, SQL). Whatever comes back holds no canary.
 const ATTACKS: &[(&str, Role, &str)] = &[
     // 1. Text that a re-printed query turned into code.
-    ("postgres", Role::Support, "SELECT 'n' AS n, 'x\\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("postgres", Role::Support, "SELECT E'x\\'' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("postgres", Role::Support, "SELECT $$x\\'$$ || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("postgres", Role::Support, "SELECT E'x\\\\\\'' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("postgres", Role::Support, "SELECT $q$ ' $q$ AS a, id FROM orders WHERE note <> ' UNION ALL SELECT id, email FROM customers -- '"),
-    ("postgres", Role::Support, "SELECT \"a\\\"\"\" FROM (SELECT 1 AS \"a\\\"\") s, orders"),
-    ("postgres", Role::Support, "SELECT U&'\\0027' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("mariadb", Role::Support, "SELECT 'x\\\\' AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders"),
-    ("mariadb", Role::Support, "SELECT \"x\\\\\" AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders"),
-    ("mariadb", Role::Support, "SELECT 'x\\'' AS a, ' UNION ALL SELECT name, email FROM customers # ' AS b FROM orders"),
-    ("mariadb", Role::Support, "SELECT `a\\``` FROM (SELECT 1 AS `a\\``) s, orders"),
-    ("mariadb", Role::Support, "SELECT 1 AS a FROM orders /* ' */ UNION ALL SELECT email FROM customers"),
-    ("sqlite", Role::Support, "SELECT 'x''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"),
-    ("sqlite", Role::Support, "SELECT [a'] FROM (SELECT 1 AS [a']) s, orders"),
-    ("all", Role::Support, "SELECT note /* ' UNION ALL SELECT note FROM orders -- */ FROM orders"),
-    ("all", Role::Support, "SELECT note FROM orders -- ' UNION ALL SELECT note FROM orders"),
-    ("all", Role::Rows, "SELECT note FROM orders WHERE note <> 'x'' FROM orders' UNION ALL SELECT note FROM orders WHERE 'a' = ' FROM orders'"),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT 'n' AS n, 'x\\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT E'x\\'' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT $$x\\'$$ || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT E'x\\\\\\'' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT $q$ ' $q$ AS a, id FROM orders WHERE note <> ' UNION ALL SELECT id, email FROM customers -- '",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT \"a\\\"\"\" FROM (SELECT 1 AS \"a\\\"\") s, orders",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT U&'\\0027' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT 'x\\\\' AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT \"x\\\\\" AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT 'x\\'' AS a, ' UNION ALL SELECT name, email FROM customers # ' AS b FROM orders",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT `a\\``` FROM (SELECT 1 AS `a\\``) s, orders",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT 1 AS a FROM orders /* ' */ UNION ALL SELECT email FROM customers",
+    ),
+    (
+        "sqlite",
+        Role::Support,
+        "SELECT 'x''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders",
+    ),
+    (
+        "sqlite",
+        Role::Support,
+        "SELECT [a'] FROM (SELECT 1 AS [a']) s, orders",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT note /* ' UNION ALL SELECT note FROM orders -- */ FROM orders",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT note FROM orders -- ' UNION ALL SELECT note FROM orders",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT note FROM orders WHERE note <> 'x'' FROM orders' UNION ALL SELECT note FROM orders WHERE 'a' = ' FROM orders'",
+    ),
     // 3. Every relation position.
-    ("postgres", Role::Rows, "SELECT * FROM orders WHERE false UNION ALL TABLE orders"),
-    ("postgres", Role::Rows, "SELECT id, customer_id, owner, total, note FROM orders UNION ALL TABLE orders"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT * FROM orders WHERE false UNION ALL TABLE orders",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT id, customer_id, owner, total, note FROM orders UNION ALL TABLE orders",
+    ),
     ("postgres", Role::Rows, "TABLE orders"),
     ("postgres", Role::Rows, "(TABLE public.orders) ORDER BY 1"),
     ("postgres", Role::Rows, "SELECT * FROM (TABLE orders) t"),
-    ("postgres", Role::Rows, "WITH x AS (TABLE orders) SELECT * FROM x"),
+    (
+        "postgres",
+        Role::Rows,
+        "WITH x AS (TABLE orders) SELECT * FROM x",
+    ),
     ("postgres", Role::Rows, "TABLE ONLY orders"),
     ("postgres", Role::Rows, "SELECT * FROM ONLY orders"),
     ("postgres", Role::Rows, "SELECT * FROM orders *"),
-    ("postgres", Role::Rows, "SELECT x.* FROM customers c, LATERAL (SELECT * FROM orders o WHERE o.customer_id <> c.id) x"),
-    ("postgres", Role::Rows, "SELECT * FROM \"public\".\"orders\""),
-    ("postgres", Role::Rows, "SELECT * FROM public . /* x */ orders"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT x.* FROM customers c, LATERAL (SELECT * FROM orders o WHERE o.customer_id <> c.id) x",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT * FROM \"public\".\"orders\"",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT * FROM public . /* x */ orders",
+    ),
     ("postgres", Role::Rows, "SELECT * FROM ORDERS"),
     ("postgres", Role::Rows, "SELECT * FROM U&\"\\006frders\""),
-    ("postgres", Role::Rows, "SELECT (SELECT string_agg(note, ',') FROM orders) AS n"),
-    ("postgres", Role::Rows, "SELECT * FROM rows from (generate_series(1,1)) g, orders"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT (SELECT string_agg(note, ',') FROM orders) AS n",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT * FROM rows from (generate_series(1,1)) g, orders",
+    ),
     ("all", Role::Rows, "SELECT * FROM orders"),
     ("all", Role::Rows, "SELECT * FROM customers"),
-    ("all", Role::Rows, "SELECT o.note FROM orders o JOIN orders p ON p.id <> o.id"),
-    ("all", Role::Rows, "SELECT note FROM orders UNION SELECT note FROM orders"),
-    ("all", Role::Rows, "SELECT (SELECT max(note) FROM orders) AS n"),
-    ("all", Role::Rows, "SELECT note FROM orders WHERE id IN (SELECT id FROM orders)"),
-    ("all", Role::Rows, "SELECT 1 AS a WHERE EXISTS (SELECT 1 FROM orders WHERE note LIKE 'CANARY%')"),
-    ("all", Role::Rows, "WITH RECURSIVE r(n) AS (SELECT note FROM orders UNION SELECT n FROM r) SELECT * FROM r"),
-    ("all", Role::Rows, "SELECT * FROM (SELECT * FROM (SELECT * FROM orders) a) b"),
-    ("all", Role::Rows, "SELECT count(*) OVER (), note FROM orders"),
-    ("all", Role::Rows, "SELECT * FROM customers c JOIN orders o ON 1 = 1"),
+    (
+        "all",
+        Role::Rows,
+        "SELECT o.note FROM orders o JOIN orders p ON p.id <> o.id",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT note FROM orders UNION SELECT note FROM orders",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT (SELECT max(note) FROM orders) AS n",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT note FROM orders WHERE id IN (SELECT id FROM orders)",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT 1 AS a WHERE EXISTS (SELECT 1 FROM orders WHERE note LIKE 'CANARY%')",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "WITH RECURSIVE r(n) AS (SELECT note FROM orders UNION SELECT n FROM r) SELECT * FROM r",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT * FROM (SELECT * FROM (SELECT * FROM orders) a) b",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT count(*) OVER (), note FROM orders",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT * FROM customers c JOIN orders o ON 1 = 1",
+    ),
     ("all", Role::Rows, "SELECT * FROM orders AS customers"),
     ("all", Role::Rows, "SELECT * FROM customers AS orders"),
-    ("all", Role::Rows, "WITH orders AS (SELECT * FROM customers) SELECT * FROM orders"),
-    ("all", Role::Rows, "WITH c AS (SELECT * FROM orders) SELECT * FROM c AS orders"),
+    (
+        "all",
+        Role::Rows,
+        "WITH orders AS (SELECT * FROM customers) SELECT * FROM orders",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "WITH c AS (SELECT * FROM orders) SELECT * FROM c AS orders",
+    ),
     ("sqlite", Role::Rows, "SELECT * FROM main.orders"),
-    ("sqlite", Role::Rows, "SELECT * FROM \"orders\" INDEXED BY sqlite_autoindex_orders_1"),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT * FROM \"orders\" INDEXED BY sqlite_autoindex_orders_1",
+    ),
     ("sqlite", Role::Rows, "SELECT * FROM [orders]"),
     ("sqlite", Role::Rows, "SELECT * FROM `orders`"),
     ("mariadb", Role::Rows, "SELECT * FROM `orders`"),
-    ("mariadb", Role::Rows, "SELECT * FROM orders USE INDEX (PRIMARY)"),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT * FROM orders USE INDEX (PRIMARY)",
+    ),
     ("mariadb", Role::Rows, "SELECT * FROM orders PARTITION (p0)"),
-    ("mariadb", Role::Rows, "SELECT * FROM orders FOR SYSTEM_TIME ALL"),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT * FROM orders FOR SYSTEM_TIME ALL",
+    ),
     ("mariadb", Role::Rows, "SELECT * FROM (orders)"),
-    ("mariadb", Role::Rows, "SELECT * FROM orders o STRAIGHT_JOIN customers c ON 1 = 1"),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT * FROM orders o STRAIGHT_JOIN customers c ON 1 = 1",
+    ),
     ("mariadb", Role::Rows, "TABLE orders"),
+    // Errors raised on rows the filter hides (a predicate evaluated before the filter).
+    (
+        "all",
+        Role::Subquery,
+        "SELECT id FROM orders WHERE CAST(note AS int) = 1",
+    ),
+    (
+        "postgres",
+        Role::Subquery,
+        "SELECT id FROM orders WHERE note::json IS NOT NULL",
+    ),
+    (
+        "sqlite",
+        Role::Subquery,
+        "SELECT id FROM orders WHERE json(note) IS NOT NULL",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT id FROM orders WHERE CAST(note AS int) = 1",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT id FROM orders o WHERE CAST(o.note AS int) = 1 AND o.total > 0",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT o.id FROM orders o JOIN customers c ON CAST(c.email AS int) = o.id",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT id FROM orders WHERE note::json IS NOT NULL",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT id FROM orders WHERE JSON_EXTRACT(note, '$.a') IS NOT NULL",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT id FROM orders WHERE json(note) IS NOT NULL",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT id FROM orders WHERE json_extract(note, '$') IS NOT NULL",
+    ),
     // 5. Catalogs, statistics, plans and views.
     ("all", Role::Rows, "SELECT * FROM all_orders"),
     ("all", Role::Rows, "EXPLAIN SELECT * FROM orders"),
-    ("postgres", Role::Rows, "SELECT * FROM pg_stats WHERE tablename = 'orders'"),
-    ("postgres", Role::Rows, "SELECT most_common_vals::text FROM pg_catalog.pg_stats"),
-    ("postgres", Role::Rows, "SELECT reltuples FROM pg_class WHERE relname = 'orders'"),
-    ("postgres", Role::Rows, "SELECT n_live_tup FROM pg_stat_user_tables"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT * FROM pg_stats WHERE tablename = 'orders'",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT most_common_vals::text FROM pg_catalog.pg_stats",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT reltuples FROM pg_class WHERE relname = 'orders'",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT n_live_tup FROM pg_stat_user_tables",
+    ),
     ("postgres", Role::Rows, "SELECT pg_relation_size('orders')"),
-    ("postgres", Role::Rows, "SELECT pg_stat_get_live_tuples('orders'::regclass)"),
-    ("postgres", Role::Rows, "SELECT definition FROM pg_views WHERE viewname = 'all_orders'"),
-    ("mariadb", Role::Rows, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_NAME = 'orders'"),
-    ("mariadb", Role::Rows, "SELECT CARDINALITY FROM information_schema.STATISTICS WHERE TABLE_NAME = 'orders'"),
-    ("mariadb", Role::Rows, "SELECT * FROM mysql.innodb_table_stats"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT pg_stat_get_live_tuples('orders'::regclass)",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT definition FROM pg_views WHERE viewname = 'all_orders'",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_NAME = 'orders'",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT CARDINALITY FROM information_schema.STATISTICS WHERE TABLE_NAME = 'orders'",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT * FROM mysql.innodb_table_stats",
+    ),
     ("sqlite", Role::Rows, "SELECT * FROM sqlite_stat1"),
     ("sqlite", Role::Rows, "SELECT * FROM sqlite_master"),
     // Masks: the original never leaves the engine, whatever reads it.
     ("all", Role::Masked, "SELECT email, phone FROM customers"),
     ("all", Role::Masked, "SELECT * FROM customers"),
-    ("all", Role::Masked, "SELECT id FROM customers WHERE email LIKE '%leak%'"),
-    ("all", Role::Masked, "SELECT max(email), min(phone) FROM customers"),
-    ("all", Role::Masked, "SELECT c.email FROM orders o JOIN customers c ON c.id = o.customer_id"),
-    ("all", Role::Masked, "SELECT (SELECT email FROM customers WHERE id = 2) AS e"),
-    ("all", Role::Masked, "WITH x AS (SELECT * FROM customers) SELECT * FROM x"),
-    ("postgres", Role::Masked, "SELECT CAST(email AS int) FROM customers"),
+    (
+        "all",
+        Role::Masked,
+        "SELECT id FROM customers WHERE email LIKE '%leak%'",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT max(email), min(phone) FROM customers",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT c.email FROM orders o JOIN customers c ON c.id = o.customer_id",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT (SELECT email FROM customers WHERE id = 2) AS e",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "WITH x AS (SELECT * FROM customers) SELECT * FROM x",
+    ),
+    (
+        "postgres",
+        Role::Masked,
+        "SELECT CAST(email AS int) FROM customers",
+    ),
     ("postgres", Role::Masked, "TABLE customers"),
 ];
 
 /// Legitimate reads: (engines, role, SQL, the same query filtered by hand).
 const LEGIT: &[(&str, Role, &str, &str)] = &[
-    ("all", Role::Support, "SELECT id FROM orders ORDER BY id", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id"),
-    ("all", Role::Support, "SELECT 'it''s' AS a, count(*) AS n FROM orders", "SELECT 'it''s' AS a, count(*) AS n FROM orders WHERE customer_id = 1"),
-    ("all", Role::Support, "SELECT * FROM customers", "SELECT id, name, city FROM customers WHERE id = 1"),
-    ("all", Role::Support, "SELECT c.name, o.id FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY o.id", "SELECT c.name, o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = 1 AND c.id = 1 ORDER BY o.id"),
-    ("all", Role::Support, "WITH x AS (SELECT * FROM orders) SELECT count(*) AS n, sum(total) AS t FROM x", "SELECT count(*) AS n, sum(total) AS t FROM orders WHERE customer_id = 1"),
-    ("all", Role::Support, "SELECT id, row_number() OVER (ORDER BY id DESC) AS r FROM orders ORDER BY id", "SELECT id, row_number() OVER (ORDER BY id DESC) AS r FROM orders WHERE customer_id = 1 ORDER BY id"),
-    ("all", Role::Support, "SELECT id FROM orders UNION SELECT id FROM orders ORDER BY 1", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("all", Role::Support, "SELECT id /* ' FROM orders */ FROM orders -- '\nORDER BY id", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id"),
-    ("all", Role::Support, "SELECT\n\tid\nFROM\n\torders\nWHERE total > 5\nORDER BY id", "SELECT id FROM orders WHERE total > 5 AND customer_id = 1 ORDER BY id"),
-    ("all", Role::Support, "SELECT o.id FROM orders o WHERE o.id IN (SELECT id FROM orders) ORDER BY 1", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("all", Role::Support, "SELECT count(*) AS n FROM orders WHERE note <> 'x FROM orders'", "SELECT count(*) AS n FROM orders WHERE customer_id = 1"),
-    ("postgres", Role::Support, "TABLE orders", "SELECT * FROM orders WHERE customer_id = 1"),
-    ("postgres", Role::Support, "SELECT * FROM orders WHERE false UNION ALL TABLE orders", "SELECT * FROM orders WHERE customer_id = 1"),
-    ("postgres", Role::Support, "SELECT \"o\".\"id\", $$it's$$ AS q FROM \"orders\" \"o\" ORDER BY 1", "SELECT id, 'it''s' AS q FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("postgres", Role::Support, "SELECT E'a\\\\b' AS p, count(*) AS n FROM public.orders", "SELECT E'a\\\\b' AS p, count(*) AS n FROM orders WHERE customer_id = 1"),
-    ("postgres", Role::Support, "SELECT id FROM orders EXCEPT SELECT 2 ORDER BY 1", "SELECT 1 AS id"),
-    ("postgres", Role::Support, "SELECT x.id FROM customers c, LATERAL (SELECT id FROM orders o WHERE o.customer_id = c.id) x ORDER BY 1", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("mariadb", Role::Support, "SELECT 'C:\\\\temp\\\\' AS p, count(*) AS n FROM orders", "SELECT 'C:\\\\temp\\\\' AS p, count(*) AS n FROM orders WHERE customer_id = 1"),
-    ("mariadb", Role::Support, "SELECT `o`.`id` FROM `orders` `o` ORDER BY 1", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("mariadb", Role::Support, "SELECT id FROM orders # '\nORDER BY id", "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id"),
-    ("sqlite", Role::Support, "SELECT \"o\".\"id\", [o].id FROM \"orders\" \"o\" ORDER BY 1", "SELECT id, id FROM orders WHERE customer_id = 1 ORDER BY 1"),
-    ("sqlite", Role::Support, "SELECT 'C:\\temp\\' AS p, count(*) AS n FROM main.orders", "SELECT 'C:\\temp\\' AS p, count(*) AS n FROM orders WHERE customer_id = 1"),
-    ("all", Role::Masked, "SELECT count(DISTINCT email) AS n FROM customers", "SELECT count(DISTINCT email) AS n FROM customers"),
-    ("all", Role::Masked, "SELECT count(*) AS n FROM customers WHERE email = 'canary-cy@leak.test'", "SELECT 0 AS n"),
-    ("all", Role::Masked, "SELECT count(*) AS n FROM customers WHERE phone IS NOT NULL GROUP BY phone ORDER BY 1", "SELECT 3 AS n"),
+    (
+        "all",
+        Role::Support,
+        "SELECT id FROM orders ORDER BY id",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT 'it''s' AS a, count(*) AS n FROM orders",
+        "SELECT 'it''s' AS a, count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT * FROM customers",
+        "SELECT id, name, city FROM customers WHERE id = 1",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT c.name, o.id FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY o.id",
+        "SELECT c.name, o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = 1 AND c.id = 1 ORDER BY o.id",
+    ),
+    (
+        "all",
+        Role::Support,
+        "WITH x AS (SELECT * FROM orders) SELECT count(*) AS n, sum(total) AS t FROM x",
+        "SELECT count(*) AS n, sum(total) AS t FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT id, row_number() OVER (ORDER BY id DESC) AS r FROM orders ORDER BY id",
+        "SELECT id, row_number() OVER (ORDER BY id DESC) AS r FROM orders WHERE customer_id = 1 ORDER BY id",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT id FROM orders UNION SELECT id FROM orders ORDER BY 1",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT id /* ' FROM orders */ FROM orders -- '\nORDER BY id",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT\n\tid\nFROM\n\torders\nWHERE total > 5\nORDER BY id",
+        "SELECT id FROM orders WHERE total > 5 AND customer_id = 1 ORDER BY id",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT o.id FROM orders o WHERE o.id IN (SELECT id FROM orders) ORDER BY 1",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "all",
+        Role::Support,
+        "SELECT count(*) AS n FROM orders WHERE note <> 'x FROM orders'",
+        "SELECT count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "TABLE orders",
+        "SELECT * FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT * FROM orders WHERE false UNION ALL TABLE orders",
+        "SELECT * FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT \"o\".\"id\", $$it's$$ AS q FROM \"orders\" \"o\" ORDER BY 1",
+        "SELECT id, 'it''s' AS q FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT E'a\\\\b' AS p, count(*) AS n FROM public.orders",
+        "SELECT E'a\\\\b' AS p, count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT id FROM orders EXCEPT SELECT 2 ORDER BY 1",
+        "SELECT 1 AS id",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT x.id FROM customers c, LATERAL (SELECT id FROM orders o WHERE o.customer_id = c.id) x ORDER BY 1",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT 'C:\\\\temp\\\\' AS p, count(*) AS n FROM orders",
+        "SELECT 'C:\\\\temp\\\\' AS p, count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT `o`.`id` FROM `orders` `o` ORDER BY 1",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "mariadb",
+        Role::Support,
+        "SELECT id FROM orders # '\nORDER BY id",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY id",
+    ),
+    (
+        "sqlite",
+        Role::Support,
+        "SELECT \"o\".\"id\", [o].id FROM \"orders\" \"o\" ORDER BY 1",
+        "SELECT id, id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    (
+        "sqlite",
+        Role::Support,
+        "SELECT 'C:\\temp\\' AS p, count(*) AS n FROM main.orders",
+        "SELECT 'C:\\temp\\' AS p, count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT count(DISTINCT email) AS n FROM customers",
+        "SELECT count(DISTINCT email) AS n FROM customers",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers WHERE email = 'canary-cy@leak.test'",
+        "SELECT 0 AS n",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers WHERE phone IS NOT NULL GROUP BY phone ORDER BY 1",
+        "SELECT 3 AS n",
+    ),
 ];
 
 #[tokio::test]
@@ -335,10 +777,17 @@ async fn attacks_get_no_other_principals_row_no_forbidden_column_and_no_masked_v
                 Err(e) => e.clone(),
             };
             if std::env::var_os("SCOPE_SHOW").is_some() {
-                eprintln!("{}: {sql}\n    -> {}", engine.name, shown.chars().take(160).collect::<String>());
+                eprintln!(
+                    "{}: {sql}\n    -> {}",
+                    engine.name,
+                    shown.chars().take(160).collect::<String>()
+                );
             }
             if let Some(canary) = leaks(*role, &shown) {
-                panic!("{}: {role:?}: {sql}\nleaked `{canary}`: {shown}", engine.name);
+                panic!(
+                    "{}: {role:?}: {sql}\nleaked `{canary}`: {shown}",
+                    engine.name
+                );
             }
             held += 1;
         }
@@ -376,8 +825,29 @@ async fn legitimate_reads_get_exactly_the_principals_rows() {
 /// A random string over an alphabet of quotes, backslashes, comment starters, NUL and non-ASCII.
 fn hostile(rng: &mut fastrand::Rng) -> String {
     const ALPHABET: &[&str] = &[
-        "'", "\\", "\"", "`", "-", "--", "/*", "*/", "#", ";", " ", "OR", "1=1", "$$", "$1", "?", "\0", "é", "☃",
-        "x", "a", "UNION SELECT", "\n",
+        "'",
+        "\\",
+        "\"",
+        "`",
+        "-",
+        "--",
+        "/*",
+        "*/",
+        "#",
+        ";",
+        " ",
+        "OR",
+        "1=1",
+        "$$",
+        "$1",
+        "?",
+        "\0",
+        "é",
+        "☃",
+        "x",
+        "a",
+        "UNION SELECT",
+        "\n",
     ];
     (0..rng.usize(1..8))
         .map(|_| ALPHABET[rng.usize(..ALPHABET.len())])
@@ -410,7 +880,11 @@ async fn hostile_principal_values_select_exactly_their_rows() {
             );
             let expected: Option<Vec<String>> = engine
                 .db
-                .query_read_only(&by_hand, &[Param::Text(value.clone())], &common::limits(1000))
+                .query_read_only(
+                    &by_hand,
+                    &[Param::Text(value.clone())],
+                    &common::limits(1000),
+                )
                 .await
                 .ok()
                 .map(|r| r.rows.iter().map(|row| cell_text(&row[0])).collect());
@@ -441,7 +915,9 @@ async fn random_literals_come_back_as_the_engine_reads_them_and_rows_stay_filter
             let body = hostile(&mut rng).replace('\0', "");
             let literal = match dialect {
                 Dialect::Postgres if rng.bool() => format!("$x${}$x$", body.replace('$', "")),
-                Dialect::Postgres => format!("E'{}'", body.replace('\\', "\\\\").replace('\'', "\\'")),
+                Dialect::Postgres => {
+                    format!("E'{}'", body.replace('\\', "\\\\").replace('\'', "\\'"))
+                }
                 Dialect::Mysql => format!("'{}'", body.replace('\\', "\\\\").replace('\'', "''")),
                 _ => format!("'{}'", body.replace('\'', "''")),
             };
@@ -455,10 +931,90 @@ async fn random_literals_come_back_as_the_engine_reads_them_and_rows_stay_filter
             let got = run_as(engine, &access(Role::Support, ada()), &sql)
                 .await
                 .unwrap_or_else(|e| panic!("{}: {sql}: {e}", engine.name));
-            let expected = reference(engine, &format!("SELECT {literal} AS v, count(*) AS n FROM orders WHERE customer_id = 1")).await;
+            let expected = reference(
+                engine,
+                &format!("SELECT {literal} AS v, count(*) AS n FROM orders WHERE customer_id = 1"),
+            )
+            .await;
             assert_eq!(got[1..], expected[1..], "{}: {sql}", engine.name);
             compared += 1;
         }
         assert!(compared > 50, "{}: {compared}", engine.name);
     }
+}
+
+/// Probes that raise an error on a chosen row: (engines, probe with `{}` for the value). A hidden row's value
+/// and a value no row has must give the same outcome, or the error would tell that the hidden row exists.
+const ORACLES: &[(&str, &str)] = &[
+    (
+        "postgres",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN 1 / 0 ELSE 0 END = 0",
+    ),
+    (
+        "postgres",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN CAST(note AS int) ELSE 0 END = 0",
+    ),
+    (
+        "postgres",
+        "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE CASE WHEN o.note = '{}' THEN 1 / 0 ELSE 0 END = 0",
+    ),
+    (
+        "postgres",
+        "SELECT count(*) FROM orders GROUP BY customer_id HAVING max(CASE WHEN note = '{}' THEN 1 / 0 ELSE 0 END) = 0",
+    ),
+    (
+        "postgres",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN CAST(note AS int) ELSE 0 END = 0 AND total > 0",
+    ),
+    (
+        "mariadb",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN total + 18446744073709551615 ELSE 0 END = 0",
+    ),
+    (
+        "mariadb",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN EXP(1000) ELSE 0 END = 0",
+    ),
+    (
+        "sqlite",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN json('x') ELSE 1 END IS NOT NULL",
+    ),
+    (
+        "sqlite",
+        "SELECT id FROM orders WHERE CASE WHEN note = '{}' THEN abs(-9223372036854775807 - 1) ELSE 1 END = 1",
+    ),
+];
+
+#[tokio::test]
+async fn errors_raised_on_hidden_rows_do_not_tell_that_they_exist() {
+    let engines = engines().await;
+    let mut probed = 0;
+    for engine in &engines {
+        for (on_engines, probe) in ORACLES {
+            if !on(engine.name, on_engines) {
+                continue;
+            }
+            for role in [Role::Rows, Role::Subquery] {
+                let access = access(role, ada());
+                let hidden = run_as(engine, &access, &probe.replace("{}", "CANARY-ORDER-3")).await;
+                let absent = run_as(engine, &access, &probe.replace("{}", "NO-SUCH-ORDER")).await;
+                assert_eq!(hidden, absent, "{}: {role:?}: {probe}", engine.name);
+            }
+            // Unscoped, the same probe does tell (so the probe can fail).
+            let unscoped = engine
+                .db
+                .query_read_only(
+                    &probe.replace("{}", "CANARY-ORDER-3"),
+                    &[],
+                    &common::limits(100),
+                )
+                .await;
+            assert!(
+                unscoped.is_err(),
+                "{}: {probe} does not raise an error on the hidden row",
+                engine.name
+            );
+            probed += 1;
+        }
+    }
+    assert!(probed >= 2);
 }

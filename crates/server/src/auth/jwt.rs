@@ -6,9 +6,10 @@
 //!     jwks: https://login.example.com/.well-known/jwks.json   # or a file, relative to steward.yaml
 //!     issuer: https://login.example.com/
 //!     audience: steward
-//!     role_claim: steward_role        # else the principal's role from `principals:`, else `role`
+//!     role_claim: steward_role        # else the role of the principal `principal_claim` picked, else `role`
 //!     role: viewer
 //!     claims: {customer_id: customer_id}
+//!     # principal_claim: sub          # only then does a token take a configured principal's role and attributes
 //! ```
 //!
 //! A token is accepted when its signature checks out against a key of the JWKS (chosen by `kid`), it has not
@@ -16,10 +17,12 @@
 //! `iss` and `aud` match. Only public-key algorithms are accepted (RS256/384/512, PS256/384/512, ES256/384,
 //! EdDSA): `alg: none` and HMAC tokens are refused, since a JWKS of public keys cannot vouch for them.
 //!
+//! Which principal a token stands for is decided in `claims.rs`: a configured principal only through an
+//! explicit `principal_claim`, else the token's own principal named by its `sub`.
+//!
 //! A JWKS read from a URL is fetched again when a token names a key it does not have (the identity
 //! provider rotated its keys), at most once a minute.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
@@ -27,8 +30,10 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
-use steward_app::{Config, OidcDef, PrincipalDef};
+use steward_app::{Config, OidcDef};
 use steward_core::Principal;
+
+use super::claims::ClaimMapping;
 
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 const LEEWAY_SECONDS: u64 = 60;
@@ -73,10 +78,6 @@ impl AuthError {
 
 fn unauthenticated(message: impl Into<String>) -> AuthError {
     AuthError::Unauthenticated(message.into())
-}
-
-fn forbidden(message: impl Into<String>) -> AuthError {
-    AuthError::Forbidden(message.into())
 }
 
 /// Where the JWKS comes from.
@@ -304,14 +305,8 @@ pub struct JwtVerifier {
     refetch_interval: Duration,
     issuer: Option<String>,
     audience: Option<String>,
-    principal_claim: String,
-    role_claim: Option<String>,
-    fallback_role: Option<String>,
-    /// Claim → attribute.
-    claims: BTreeMap<String, String>,
-    principals: BTreeMap<String, PrincipalDef>,
-    /// The configured roles (when empty, any role is accepted).
-    roles: BTreeSet<String>,
+    /// From claims to a principal.
+    mapping: ClaimMapping,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -320,8 +315,8 @@ impl std::fmt::Debug for JwtVerifier {
             .field("jwks", &self.source.name())
             .field("issuer", &self.issuer)
             .field("audience", &self.audience)
-            .field("principal_claim", &self.principal_claim)
-            .field("role_claim", &self.role_claim)
+            .field("principal_claim", &self.mapping.principal_claim)
+            .field("role_claim", &self.mapping.role_claim)
             .finish_non_exhaustive()
     }
 }
@@ -372,15 +367,7 @@ impl JwtVerifier {
             refetch_interval: DEFAULT_REFETCH_INTERVAL,
             issuer: oidc.issuer.clone(),
             audience: oidc.audience.clone(),
-            principal_claim: oidc
-                .principal_claim
-                .clone()
-                .unwrap_or_else(|| "sub".to_owned()),
-            role_claim: oidc.role_claim.clone(),
-            fallback_role: oidc.role.clone(),
-            claims: oidc.claims.clone(),
-            principals: config.principals.clone(),
-            roles: config.roles.keys().cloned().collect(),
+            mapping: ClaimMapping::new(oidc, config),
         })
     }
 
@@ -447,7 +434,7 @@ impl JwtVerifier {
         )
         .map_err(|e| unauthenticated(self.explain(&e)))?
         .claims;
-        self.principal(&claims)
+        self.mapping.principal(&claims)
     }
 
     /// The keys to find `kid` in: the current ones, or, for a URL whose set lacks `kid`, the set fetched
@@ -535,63 +522,6 @@ impl JwtVerifier {
             _ => format!("it could not be verified ({error})"),
         }
     }
-
-    /// The principal of verified claims: name, role and attributes.
-    fn principal(&self, claims: &Map<String, Value>) -> Result<Principal, AuthError> {
-        let claim = &self.principal_claim;
-        let name = match claims.get(claim) {
-            Some(Value::String(name)) if !name.is_empty() => name.clone(),
-            Some(_) => {
-                return Err(unauthenticated(format!(
-                    "its `{claim}` claim, which names the principal, is not a non-empty string"
-                )));
-            }
-            None => {
-                return Err(unauthenticated(format!(
-                    "it has no `{claim}` claim to name the principal; set `server.oidc.principal_claim` to \
-                     the claim that does"
-                )));
-            }
-        };
-        let known = self.principals.get(&name);
-        let from_claim = match self.role_claim.as_deref() {
-            Some(role_claim) => role_from_claim(role_claim, claims.get(role_claim))?,
-            None => None,
-        };
-        let Some(role) = from_claim
-            .or_else(|| known.map(|p| p.role.clone()))
-            .or_else(|| self.fallback_role.clone())
-        else {
-            return Err(forbidden(format!(
-                "no role for `{name}`: the token {}, `{name}` is not under `principals:`, and \
-                 `server.oidc.role` is not set; configure one of them in steward.yaml",
-                match &self.role_claim {
-                    Some(c) => format!("has no `{c}` claim"),
-                    None => "names no role (`server.oidc.role_claim` is not set)".to_owned(),
-                }
-            )));
-        };
-        if !self.roles.is_empty() && !self.roles.contains(&role) {
-            let list: Vec<&str> = self.roles.iter().map(String::as_str).collect();
-            return Err(forbidden(format!(
-                "the role `{role}` of `{name}` is not defined under `roles:` in steward.yaml; the roles are: {}",
-                list.join(", ")
-            )));
-        }
-        let mut principal = Principal::named(name);
-        principal.role = Some(role);
-        if let Some(def) = known {
-            principal.attributes = def.attributes.clone();
-        }
-        for (claim, attribute) in &self.claims {
-            if let Some(value) = claims.get(claim) {
-                principal
-                    .attributes
-                    .insert(attribute.clone(), value.clone());
-            }
-        }
-        Ok(principal)
-    }
 }
 
 /// A value from the token (a `kid`) fit for a message: at most 64 characters, control characters escaped.
@@ -601,23 +531,4 @@ fn shown(text: &str) -> String {
         shown.push('…');
     }
     shown
-}
-
-/// The role a role claim names: a string, or a list holding one string; absent or null: none.
-fn role_from_claim(claim: &str, value: Option<&Value>) -> Result<Option<String>, AuthError> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(role)) if role.is_empty() => Ok(None),
-        Some(Value::String(role)) => Ok(Some(role.clone())),
-        Some(Value::Array(items)) if items.is_empty() => Ok(None),
-        Some(Value::Array(items)) => match items.as_slice() {
-            [Value::String(role)] if !role.is_empty() => Ok(Some(role.clone())),
-            _ => Err(forbidden(format!(
-                "the token's `{claim}` claim lists several values or non-strings; steward needs one role name"
-            ))),
-        },
-        Some(_) => Err(forbidden(format!(
-            "the token's `{claim}` claim is not a role name (a string)"
-        ))),
-    }
 }

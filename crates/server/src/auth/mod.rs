@@ -3,6 +3,7 @@
 //! every caller act as the config's default principal (the machine's own user); any other address refuses to
 //! start without them.
 
+mod claims;
 pub mod jwt;
 
 use sha2::{Digest, Sha256};
@@ -66,9 +67,11 @@ pub fn is_admin(config: &Config, principal: &Principal) -> bool {
 }
 
 impl Auth {
-    /// Reads the config's `server.tokens` and `server.oidc`. `loopback` says whether the server listens only
-    /// on a loopback address: without credentials configured it must.
+    /// Reads the config's `server.tokens` and `server.oidc` (and checks `server.hosts`, so that `steward
+    /// config check` reports a malformed entry). `loopback` says whether the server listens only on a loopback
+    /// address: without credentials configured it must.
     pub async fn from_config(config: &Config, loopback: bool) -> anyhow::Result<Self> {
+        crate::guardrails::configured_hosts(config)?;
         let server = config.server.clone().unwrap_or_default();
         let mut tokens = Vec::new();
         for (i, def) in server.tokens.iter().enumerate() {

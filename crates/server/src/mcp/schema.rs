@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use steward_core::Principal;
-use steward_sql::{Catalog, Database, Table, TableKind, describe_tables};
+use steward_sql::{Catalog, Database, Table, TableKind, describe_tables, visible_catalog};
 
 use super::McpServer;
 
@@ -54,62 +54,24 @@ fn databases(server: &McpServer, principal: &Principal) -> Vec<(String, Arc<Data
     out
 }
 
-/// The catalog of `db` as `principal` may see it: only the tables and columns its role may read, without
-/// sample values, and without row counts where its rows are filtered.
+/// The catalog of `db` as `principal` may see it (see [`visible_catalog`]): only the tables and columns its
+/// role may read, without row counts where its rows are filtered; and here, a schema being structure, without
+/// any sample value.
 async fn catalog_for(
     server: &McpServer,
     principal: &Principal,
     db: &Database,
 ) -> Result<Catalog, String> {
-    let mut catalog = (*db.catalog().await.map_err(|e| e.to_string())?).clone();
+    let catalog = db.catalog().await.map_err(|e| e.to_string())?;
     let access = steward_app::roles::access_fn(&server.app.config().roles)
         .of(principal, db.dialect())
         // A role whose access cannot be worked out reads nothing.
         .map_err(|why| format!("no tables may be read: {why}"))?;
+    let mut catalog = visible_catalog(&catalog, access.as_ref()).into_owned();
     for table in &mut catalog.tables {
         for column in &mut table.columns {
             column.samples.clear();
         }
-    }
-    let Some(access) = access else {
-        return Ok(catalog);
-    };
-    let same = |a: &str, b: &str| {
-        let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
-        a.eq_ignore_ascii_case(b) || ((!a.contains('.') || !b.contains('.')) && last(a) == last(b))
-    };
-    if let Some(allowed) = &access.read.tables {
-        catalog
-            .tables
-            .retain(|t| allowed.iter().any(|a| same(a, &t.name)));
-    }
-    let filtered: Vec<String> = access
-        .scope
-        .filters()
-        .into_iter()
-        .map(|(table, _)| table)
-        .collect();
-    let visible: Vec<String> = catalog.tables.iter().map(|t| t.name.clone()).collect();
-    for table in &mut catalog.tables {
-        if filtered.iter().any(|f| same(f, &table.name)) {
-            table.rows = None;
-        }
-        if let Some(columns) = access
-            .read
-            .columns
-            .as_ref()
-            .and_then(|c| c.iter().find(|(t, _)| same(t, &table.name)).map(|(_, c)| c))
-        {
-            let keep = |name: &str| columns.iter().any(|c| c.eq_ignore_ascii_case(name));
-            table.columns.retain(|c| keep(&c.name));
-            table.primary_key.retain(|c| keep(c));
-            table
-                .foreign_keys
-                .retain(|fk| fk.columns.iter().all(|c| keep(c)));
-        }
-        table
-            .foreign_keys
-            .retain(|fk| visible.iter().any(|v| same(v, &fk.table)));
     }
     Ok(catalog)
 }

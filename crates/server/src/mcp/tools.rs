@@ -33,7 +33,7 @@ pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
         if name == ask::NAME {
             continue;
         }
-        let Ok(tool) = app.tool(&name, no_model()) else {
+        let Ok(tool) = app.tool_for(principal, &name, no_model()) else {
             continue;
         };
         let spec = tool.spec();

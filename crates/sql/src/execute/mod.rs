@@ -64,6 +64,20 @@ impl Database {
         params: &[Param],
         limits: &QueryLimits,
     ) -> Result<QueryResult, SqlError> {
+        self.query_seen_by(guard, sql, params, limits, None).await
+    }
+
+    /// [`Database::query_with`] for a principal with `access`: an error is explained (the columns of the
+    /// tables in the query, "did you mean") from what it may see alone ([`crate::visible_catalog`]), so that it
+    /// names no table or column it may not read.
+    pub async fn query_seen_by(
+        &self,
+        guard: &Guard,
+        sql: &str,
+        params: &[Param],
+        limits: &QueryLimits,
+        access: Option<&crate::tools::Access>,
+    ) -> Result<QueryResult, SqlError> {
         limits.check()?;
         let verdict = guard.check(sql);
         if !verdict.allowed {
@@ -72,9 +86,12 @@ impl Database {
         match self.query_read_only(sql, params, limits).await {
             Err(SqlError::Query(message)) => {
                 let catalog = self.catalog().await.ok();
+                let seen = catalog
+                    .as_deref()
+                    .map(|c| crate::tools::visible_catalog(c, access));
                 Err(SqlError::Query(enrich::explain(
                     &message,
-                    catalog.as_deref(),
+                    seen.as_deref(),
                     &verdict.tables,
                     &verdict.aliases,
                 )))

@@ -78,8 +78,8 @@ pub async fn read_as(
             .map_or(limits.max_rows, |cap| cap.clamp(1, limits.max_rows)),
         ..*limits
     };
-    let guard = guard.clone().with_policy(access.read);
-    let mut scope = access.scope;
+    let guard = guard.clone().with_policy(access.read.clone());
+    let mut scope = access.scope.clone();
     if !scope.is_empty() {
         scope.complete(&*db.catalog().await?);
     }
@@ -88,12 +88,14 @@ pub async fn read_as(
         .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;
     // The scoped text lists the allowed columns itself; it is checked again, as it runs, with the principal's
     // values bound as parameters after (or, for `?`, among) the caller's.
+    // Errors are explained from what the principal may see: no other table or column is named.
     let result = db
-        .query_with(
+        .query_seen_by(
             &guard.without_columns(),
             &scoped.sql,
             &scoped.bind(params),
             limits,
+            Some(&access),
         )
         .await?;
     Ok((result, scoped.filtered))

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use steward_core::{
-    Agent, Limits, Model, Outcome, RunStatus, Runner, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec, Toolbox, TypedTool, Usage, parse_args, schema_for,
+    Agent, Limits, Model, Outcome, Principal, RunStatus, Runner, Tool, ToolContext, ToolError,
+    ToolOutput, ToolSpec, Toolbox, TypedTool, Usage, parse_args, schema_for,
 };
 
 use super::run_sql::RunSqlArgs;
@@ -112,7 +112,7 @@ impl TextToSql {
         ctx: &ToolContext,
     ) -> Result<SqlAnswer, ToolError> {
         let attempts = Arc::new(Mutex::new(Attempts::default()));
-        let agent = self.agent(question, attempts.clone())?;
+        let agent = self.agent(question, &ctx.principal, attempts.clone())?;
         let runner = Runner::for_call(Arc::new(agent), self.model.clone(), ctx);
         let mut run = if ctx.run_id.is_empty() {
             runner.start(question)
@@ -163,9 +163,19 @@ impl TextToSql {
         }
     }
 
-    /// The sub-agent for one question: the schema context for it, and a `run_sql` that remembers what it did.
-    fn agent(&self, question: &str, attempts: Arc<Mutex<Attempts>>) -> Result<Agent, ToolError> {
-        let context = schema_context(&self.kit.catalog, Some(question), self.context_budget);
+    /// The sub-agent for one question: the schema context for it, as `principal` may see the catalog (ranked
+    /// over that view only), and a `run_sql` that remembers what it did.
+    fn agent(
+        &self,
+        question: &str,
+        principal: &Principal,
+        attempts: Arc<Mutex<Attempts>>,
+    ) -> Result<Agent, ToolError> {
+        let catalog = self
+            .kit
+            .catalog_as(principal)
+            .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?;
+        let context = schema_context(&catalog, Some(question), self.context_budget);
         let dialect = self.kit.db.dialect().name();
         let instructions = format!(
             "You answer the user's question with one {dialect} SQL query over the schema below.

@@ -1,4 +1,5 @@
-//! `list_tables` and `describe_tables`.
+//! `list_tables` and `describe_tables`, each as the principal of the call may see the catalog (its tables and
+//! columns, no values of rows it may not read: see [`super::visible_catalog`]).
 
 use std::sync::Arc;
 
@@ -10,6 +11,11 @@ use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use super::SqlToolkit;
 use crate::context::describe_tables as describe;
 
+/// The refusal of a principal whose access cannot be worked out (it may read nothing).
+fn not_allowed(why: String) -> ToolError {
+    ToolError::new(format!("Not allowed: {why}."))
+}
+
 /// Arguments of `list_tables` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -20,10 +26,11 @@ pub(super) fn list_tables(kit: Arc<SqlToolkit>) -> impl Tool {
         "list_tables",
         "Lists the database's tables and views with their approximate row counts and comments.",
         kit,
-        |kit, _ctx, _args: ListTablesArgs| async move {
+        |kit, ctx, _args: ListTablesArgs| async move {
+            let catalog = kit.catalog_as(&ctx.principal).map_err(not_allowed)?;
             let mut lines = Vec::new();
             let mut rows = Vec::new();
-            for t in &kit.catalog.tables {
+            for t in &catalog.tables {
                 let mut line = t.name.clone();
                 if t.kind == crate::TableKind::View {
                     line.push_str(" (view)");
@@ -67,17 +74,18 @@ pub(super) fn describe_tables(kit: Arc<SqlToolkit>) -> impl Tool {
         "describe_tables",
         "Describes tables: columns with types, keys, foreign keys (how to join) and sample values.",
         kit,
-        |kit, _ctx, args: DescribeTablesArgs| async move {
+        |kit, ctx, args: DescribeTablesArgs| async move {
+            let catalog = kit.catalog_as(&ctx.principal).map_err(not_allowed)?;
             let mut found = Vec::new();
             let mut unknown = Vec::new();
             for name in &args.tables {
-                match kit.catalog.table(name) {
+                match catalog.table(name) {
                     Some(t) => found.push(t),
                     None => unknown.push(name.as_str()),
                 }
             }
             if !unknown.is_empty() {
-                let all: Vec<&str> = kit.catalog.names().collect();
+                let all: Vec<&str> = catalog.names().collect();
                 return Err(ToolError::new(format!(
                     "No table named {}. The tables are: {}.",
                     unknown
@@ -88,7 +96,7 @@ pub(super) fn describe_tables(kit: Arc<SqlToolkit>) -> impl Tool {
                     all.join(", ")
                 )));
             }
-            Ok(ToolOutput::text(describe(&kit.catalog, &found)))
+            Ok(ToolOutput::text(describe(&catalog, &found)))
         },
     )
     .read_only()

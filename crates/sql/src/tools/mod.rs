@@ -7,10 +7,12 @@ mod ask_database;
 mod catalog_tools;
 mod query_table;
 mod run_sql;
+mod visible;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use steward_core::{Model, Tool, ToolData, ToolError};
+use steward_core::{Model, Principal, Tool, ToolData, ToolError};
 
 use crate::catalog::Catalog;
 use crate::database::Database;
@@ -22,6 +24,7 @@ pub use access::{Access, AccessFn, filtered_note, read_as};
 pub use ask_database::{AskDatabaseArgs, SqlAnswer, TextToSql};
 pub use catalog_tools::{DescribeTablesArgs, ListTablesArgs};
 pub use run_sql::RunSqlArgs;
+pub use visible::{nothing_visible, visible_catalog, visible_to};
 
 /// Everything the SQL tools share: the database, its catalog, the guard and the limits.
 pub struct SqlToolkit {
@@ -104,9 +107,23 @@ impl SqlToolkit {
         &self.db
     }
 
-    /// The catalog the tools offer.
+    /// The catalog the tools offer (to a principal nothing limits; see [`SqlToolkit::catalog_as`]).
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
+    }
+
+    /// The catalog as `principal` may see it (see [`visible_catalog`]); an error saying why when its access
+    /// cannot be worked out (it may read nothing: show it no table, see [`nothing_visible`]).
+    pub fn catalog_as(&self, principal: &Principal) -> Result<Cow<'_, Catalog>, String> {
+        match self
+            .access
+            .get()
+            .map(|f| f.of(principal, self.catalog.dialect))
+        {
+            None | Some(Ok(None)) => Ok(Cow::Borrowed(&*self.catalog)),
+            Some(Ok(Some(access))) => Ok(visible_catalog(&self.catalog, Some(&access))),
+            Some(Err(why)) => Err(why),
+        }
     }
 
     /// The guard.
@@ -122,6 +139,28 @@ impl SqlToolkit {
             Arc::new(query_table::QueryTable::new(self.clone())),
             Arc::new(run_sql::run_sql(self.clone())),
         ]
+    }
+
+    /// [`SqlToolkit::tools`] as `principal` is offered them: `query_table` names only the tables and columns it
+    /// may see (the others look the principal of each call up themselves).
+    pub fn tools_for(self: &Arc<Self>, principal: &Principal) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(catalog_tools::list_tables(self.clone())),
+            Arc::new(catalog_tools::describe_tables(self.clone())),
+            self.query_table_for(principal),
+            Arc::new(run_sql::run_sql(self.clone())),
+        ]
+    }
+
+    /// `query_table` as `principal` is offered it: its enums name only the tables and columns it may see.
+    pub fn query_table_for(self: &Arc<Self>, principal: &Principal) -> Arc<dyn Tool> {
+        let catalog = self
+            .catalog_as(principal)
+            .unwrap_or_else(|_| Cow::Owned(nothing_visible(&self.catalog)));
+        Arc::new(query_table::QueryTable::with_catalog(
+            self.clone(),
+            &catalog,
+        ))
     }
 
     /// `ask_database`, answering questions with its own model calls.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use steward_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
 use super::{SqlToolkit, table_output, tool_error};
-use crate::catalog::Table;
+use crate::catalog::{Catalog, Table};
 use crate::dialect::Dialect;
 use crate::query::{Param, QueryLimits};
 
@@ -73,12 +73,19 @@ pub(super) struct QueryTable {
 }
 
 impl QueryTable {
+    /// The tool offering every table and column of the toolkit's catalog.
     pub(super) fn new(kit: Arc<SqlToolkit>) -> Self {
+        let catalog = kit.catalog.clone();
+        Self::with_catalog(kit, &catalog)
+    }
+
+    /// The tool offering the tables and columns of `catalog` (the toolkit's, as one principal may see it).
+    pub(super) fn with_catalog(kit: Arc<SqlToolkit>, catalog: &Catalog) -> Self {
         let spec = ToolSpec::new(
             "query_table",
             "Reads rows of one table with optional filters, ordering and a limit, without writing SQL. \
              Filters: eq, ne, lt, le, gt, ge, like (% wildcards), in (a list), is_null (true or false).",
-            schema(&kit.catalog.tables),
+            schema(&catalog.tables),
         );
         let mut spec = spec;
         spec.annotations.read_only = true;
@@ -86,8 +93,9 @@ impl QueryTable {
         Self { kit, spec }
     }
 
-    fn build(&self, args: &Args) -> Result<(String, Vec<Param>), ToolError> {
-        let catalog = &self.kit.catalog;
+    /// The query for `args` over `catalog` (as the principal of the call may see it: the names it lists and
+    /// the columns read when none are named are only those).
+    fn build(&self, catalog: &Catalog, args: &Args) -> Result<(String, Vec<Param>), ToolError> {
         let dialect = catalog.dialect;
         let table = catalog.table(&args.table).ok_or_else(|| {
             ToolError::new(format!(
@@ -329,7 +337,11 @@ impl Tool for QueryTable {
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
-        let (sql, params) = self.build(&args)?;
+        let catalog = self
+            .kit
+            .catalog_as(&ctx.principal)
+            .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?;
+        let (sql, params) = self.build(&catalog, &args)?;
         let limits = QueryLimits {
             max_rows: usize::try_from(
                 args.limit

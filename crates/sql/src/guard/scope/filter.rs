@@ -140,7 +140,11 @@ impl Filter {
             {
                 return bad("has a `;`; write one condition");
             }
-            let params = lexed.tokens.iter().filter(|t| t.kind == Kind::Param).count();
+            let params = lexed
+                .tokens
+                .iter()
+                .filter(|t| t.kind == Kind::Param)
+                .count();
             if params != values.len() {
                 return bad(
                     "has placeholders of its own or a {principal.…} inside a string; write {principal.NAME} where a value goes, outside quotes",
@@ -150,10 +154,18 @@ impl Filter {
         let parser_dialect = dialect.parser();
         let mut parser = Parser::new(parser_dialect.as_ref())
             .try_with_sql(&probe)
-            .map_err(|e| format!("the row filter `{}` is not a SQL condition: {e}", self.configured))?;
-        parser
-            .parse_expr()
-            .map_err(|e| format!("the row filter `{}` is not a SQL condition: {e}", self.configured))?;
+            .map_err(|e| {
+                format!(
+                    "the row filter `{}` is not a SQL condition: {e}",
+                    self.configured
+                )
+            })?;
+        parser.parse_expr().map_err(|e| {
+            format!(
+                "the row filter `{}` is not a SQL condition: {e}",
+                self.configured
+            )
+        })?;
         if parser.peek_token().token != ParserToken::EOF {
             return bad("is not one SQL condition");
         }
@@ -215,8 +227,8 @@ mod tests {
     #[test]
     fn values_become_parameters_whatever_they_hold() {
         let hostile = Json::from("x\\' OR 1=1 -- /* $$ \u{0}");
-        let filter = Filter::parse(Dialect::Postgres, "owner = {principal.v}", &attrs(hostile))
-            .unwrap();
+        let filter =
+            Filter::parse(Dialect::Postgres, "owner = {principal.v}", &attrs(hostile)).unwrap();
         let mut numbering = Numbering::Numbered {
             dollar: true,
             next: 3,
@@ -224,9 +236,12 @@ mod tests {
         let (text, values) = filter.render(&mut numbering);
         assert_eq!(text, "owner = $3");
         assert_eq!(values, [Param::Text("x\\' OR 1=1 -- /* $$ \u{0}".into())]);
-        let filter =
-            Filter::parse(Dialect::Mysql, "a = {principal.v} OR b = {principal.v}", &attrs(Json::from(7)))
-                .unwrap();
+        let filter = Filter::parse(
+            Dialect::Mysql,
+            "a = {principal.v} OR b = {principal.v}",
+            &attrs(Json::from(7)),
+        )
+        .unwrap();
         let (text, values) = filter.render(&mut Numbering::Positional);
         assert_eq!(text, "a = ? OR b = ?");
         assert_eq!(values, [Param::Int(7), Param::Int(7)]);
@@ -249,8 +264,17 @@ mod tests {
             );
         }
         assert!(Filter::parse(Dialect::Sqlite, "a = {principal.v}", &attrs(Json::Null)).is_err());
-        assert!(Filter::parse(Dialect::Sqlite, "a = {principal.w}", &attrs(Json::from(1))).is_err());
+        assert!(
+            Filter::parse(Dialect::Sqlite, "a = {principal.w}", &attrs(Json::from(1))).is_err()
+        );
         // A MySQL condition with a backslash in a string reads two ways: refused.
-        assert!(Filter::parse(Dialect::Mysql, "a = 'x\\' OR b = {principal.v}", &attrs(Json::from(1))).is_err());
+        assert!(
+            Filter::parse(
+                Dialect::Mysql,
+                "a = 'x\\' OR b = {principal.v}",
+                &attrs(Json::from(1))
+            )
+            .is_err()
+        );
     }
 }

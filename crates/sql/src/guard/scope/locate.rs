@@ -4,7 +4,9 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{
+    Ident, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor,
+};
 use sqlparser::tokenizer::Location;
 
 use super::super::lex::{self, Kind, Lexed};
@@ -89,8 +91,12 @@ impl<'a> Located<'a> {
 
     /// The next token after `i` that is not a comment.
     fn next_code(&self, i: usize) -> Option<usize> {
-        (i + 1..self.lexed.tokens.len())
-            .find(|&j| self.lexed.tokens.get(j).is_some_and(|t| t.kind != Kind::Comment))
+        (i + 1..self.lexed.tokens.len()).find(|&j| {
+            self.lexed
+                .tokens
+                .get(j)
+                .is_some_and(|t| t.kind != Kind::Comment)
+        })
     }
 }
 
@@ -124,8 +130,11 @@ impl Visitor for Relations {
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
         if let Some(with) = &query.with {
-            self.ctes
-                .extend(with.cte_tables.iter().map(|cte| cte.alias.name.value.clone()));
+            self.ctes.extend(
+                with.cte_tables
+                    .iter()
+                    .map(|cte| cte.alias.name.value.clone()),
+            );
         }
         let mut pending = vec![query.body.as_ref()];
         while let Some(body) = pending.pop() {

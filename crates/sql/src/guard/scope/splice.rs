@@ -46,7 +46,15 @@ struct Edit {
 /// The words after which a name in the text is read as a relation: a scoped table named right after one of
 /// them, outside the generated text, is a reference the parse did not see, and the text is refused.
 const RELATION_WORDS: &[&str] = &[
-    "FROM", "JOIN", "ONLY", "TABLE", "LATERAL", "INTO", "UPDATE", "APPLY", "STRAIGHT_JOIN",
+    "FROM",
+    "JOIN",
+    "ONLY",
+    "TABLE",
+    "LATERAL",
+    "INTO",
+    "UPDATE",
+    "APPLY",
+    "STRAIGHT_JOIN",
 ];
 
 pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, Refusal> {
@@ -62,13 +70,16 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
     }
     let mut edits = Vec::new();
     for (name, aliased, args) in &relations.factors {
-        let parts = parts(name).ok_or_else(|| format!("The table name `{name}` could not be read."))?;
+        let parts =
+            parts(name).ok_or_else(|| format!("The table name `{name}` could not be read."))?;
         let Some(last) = parts.last() else { continue };
         if scope.get(&last.value).is_none() {
             continue;
         }
         if *args {
-            return Err(format!("`{}(…)` cannot be limited to what you may see.", last.value).into());
+            return Err(
+                format!("`{}(…)` cannot be limited to what you may see.", last.value).into(),
+            );
         }
         let (start, end) = located.name_span(name).ok_or_else(|| {
             format!(
@@ -91,20 +102,33 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
         .count();
     let keyword_refs = table_keyword_refs(&located.lexed, sql, scope)?;
     if keyword_refs.len() != table_queries {
-        return Err("A `TABLE …` query could not be located; write SELECT * FROM … instead.".to_owned().into());
+        return Err(
+            "A `TABLE …` query could not be located; write SELECT * FROM … instead."
+                .to_owned()
+                .into(),
+        );
     }
     edits.extend(keyword_refs);
     let scoped_relations = relations
         .relations
         .iter()
-        .filter(|r| parts(r).and_then(|p| p.last().cloned()).is_some_and(|l| scope.get(&l.value).is_some()))
+        .filter(|r| {
+            parts(r)
+                .and_then(|p| p.last().cloned())
+                .is_some_and(|l| scope.get(&l.value).is_some())
+        })
         .count();
     if scoped_relations != edits.iter().filter(|e| !e.query).count() {
         return Err("A table whose rows or columns are limited for you is read in a position that cannot be limited; read it in FROM or JOIN.".to_owned().into());
     }
     edits.sort_by_key(|e| e.start);
-    if edits.windows(2).any(|w| matches!(w, [a, b] if a.end > b.start)) {
-        return Err("The table references overlap; write each one plainly.".to_owned().into());
+    if edits
+        .windows(2)
+        .any(|w| matches!(w, [a, b] if a.end > b.start))
+    {
+        return Err("The table references overlap; write each one plainly."
+            .to_owned()
+            .into());
     }
     let mut numbering = numbering(guard.dialect, sql, &located.lexed, scope, &edits)?;
     let params: Vec<usize> = located
@@ -122,7 +146,9 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
     for edit in &edits {
         out.push_str(sql.get(pos..edit.start).unwrap_or(""));
         let last = edit.parts.last().map_or("", |p| p.value.as_str());
-        let table = scope.get(last).ok_or_else(|| format!("`{last}` has no scope."))?;
+        let table = scope
+            .get(last)
+            .ok_or_else(|| format!("`{last}` has no scope."))?;
         let (text, bound) = derived(guard.dialect, edit, table, &mut numbering)?;
         let at = matches!(numbering, Numbering::Positional)
             .then(|| params.partition_point(|&p| p < edit.start));
@@ -184,7 +210,10 @@ fn table_keyword_refs(lexed: &Lexed, sql: &str, scope: &Scope) -> Result<Vec<Edi
             }
         }
         let scoped = parts.last().is_some_and(|p| scope.get(&p.value).is_some());
-        let simple = parts.len() <= 3 && parts.first().is_some_and(|p| p.quoted || !p.value.eq_ignore_ascii_case("ONLY"));
+        let simple = parts.len() <= 3
+            && parts
+                .first()
+                .is_some_and(|p| p.quoted || !p.value.eq_ignore_ascii_case("ONLY"));
         // Any scoped name in the next few tokens (`TABLE ONLY orders`, `TABLE orders *`) that is not the simple form.
         let nearby = code
             .iter()
@@ -220,7 +249,8 @@ fn numbering(
         .filter(|t| t.kind == Kind::Param)
         .map(|t| t.text(sql))
         .collect();
-    let number = |p: &str, prefix: char| p.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
+    let number =
+        |p: &str, prefix: char| p.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
     let binds = edits.iter().any(|e| {
         e.parts
             .last()
@@ -266,9 +296,17 @@ fn derived(
     table: &TableScope,
     numbering: &mut Numbering,
 ) -> Result<(String, Vec<Param>), String> {
-    let name: Vec<String> = edit.parts.iter().map(|p| quote(dialect, &folded(dialect, p))).collect();
+    let name: Vec<String> = edit
+        .parts
+        .iter()
+        .map(|p| quote(dialect, &folded(dialect, p)))
+        .collect();
     let name = name.join(".");
-    let last = edit.parts.last().map(|p| quote(dialect, &folded(dialect, p))).unwrap_or_default();
+    let last = edit
+        .parts
+        .last()
+        .map(|p| quote(dialect, &folded(dialect, p)))
+        .unwrap_or_default();
     let columns = match &table.columns {
         Some(columns) => columns
             .iter()
@@ -291,7 +329,7 @@ fn derived(
     let (filter, values) = match &table.filter {
         Some(filter) => {
             let (text, values) = filter.render(numbering);
-            (format!(" WHERE ({text})"), values)
+            (format!(" WHERE ({text}){}", fence(dialect)), values)
         }
         None => (String::new(), Vec::new()),
     };
@@ -306,6 +344,17 @@ fn derived(
     Ok((text, values))
 }
 
+/// A no-op LIMIT or OFFSET that keeps the planner from merging the derived table into the query around it or
+/// pushing that query's conditions into it: a condition the user wrote is then never evaluated on a row the
+/// filter hides, so an error it raises (`CAST(note AS int)`, `1/0` on a chosen row) cannot reveal that row.
+fn fence(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " OFFSET 0",
+        Dialect::Mysql => " LIMIT 18446744073709551615",
+        _ => " LIMIT -1 OFFSET 0",
+    }
+}
+
 /// The final text, checked with the full scope: it reads exactly as the user's text outside the generated
 /// spans, every reference to a scoped table lies inside one, and the guard allows it.
 fn verify(
@@ -316,7 +365,9 @@ fn verify(
     generated: &[(usize, usize)],
     scope: &Scope,
 ) -> Result<(), Refusal> {
-    let changed = || Refusal::Scope("The text could not be limited to what you may see without changing how it reads; write it more plainly.".to_owned());
+    let changed = || {
+        Refusal::Scope("The text could not be limited to what you may see without changing how it reads; write it more plainly.".to_owned())
+    };
     let replaced: Vec<(usize, usize)> = edits.iter().map(|e| (e.start, e.end)).collect();
     let lexed = unchanged_outside(guard, user.sql, &user.lexed, &replaced, out, generated)
         .ok_or_else(changed)?;
@@ -360,11 +411,18 @@ fn verify(
     let scoped_relations = relations
         .relations
         .iter()
-        .filter(|r| parts(r).and_then(|p| p.last().cloned()).is_some_and(|l| scope.get(&l.value).is_some()))
+        .filter(|r| {
+            parts(r)
+                .and_then(|p| p.last().cloned())
+                .is_some_and(|l| scope.get(&l.value).is_some())
+        })
         .count();
     if placed.contains(&0)
         || scoped_relations != placed.iter().sum::<usize>()
-        || relations.table_queries.iter().any(|(_, n)| scope.get(n).is_some())
+        || relations
+            .table_queries
+            .iter()
+            .any(|(_, n)| scope.get(n).is_some())
         || relations.ctes.iter().any(|c| scope.get(c).is_some())
     {
         return Err(changed());

@@ -59,7 +59,9 @@ fn statistics_catalog(dialect: Dialect, table: &str) -> bool {
     let last = parts.last().map_or("", String::as_str);
     match dialect {
         Dialect::Postgres => {
-            POSTGRES.contains(&last) || last.starts_with("pg_stat_") || last.starts_with("pg_statio_")
+            POSTGRES.contains(&last)
+                || last.starts_with("pg_stat_")
+                || last.starts_with("pg_statio_")
         }
         Dialect::Mysql => {
             let schema = parts.len().checked_sub(2).and_then(|i| parts.get(i));
@@ -72,7 +74,12 @@ fn statistics_catalog(dialect: Dialect, table: &str) -> bool {
 
 impl Guard {
     /// Refuses what a principal limited by `scope` (or by a `read` list) may not read beyond its tables.
-    pub(super) fn statistics(&self, sql: &str, first: &Verdict, scope: &Scope) -> Result<(), String> {
+    pub(super) fn statistics(
+        &self,
+        sql: &str,
+        first: &Verdict,
+        scope: &Scope,
+    ) -> Result<(), String> {
         let named = |table: &str| {
             self.policy
                 .tables
@@ -85,7 +92,11 @@ impl Guard {
                     "`{table}` holds statistics or sizes of every row, other users' rows included; it may not be read here."
                 ));
             }
-            if scope.filters_rows() && scope.views.contains(&key(table)) && scope.get(table).is_none() && !named(table) {
+            if scope.filters_rows()
+                && scope.views.contains(&key(table))
+                && scope.get(table).is_none()
+                && !named(table)
+            {
                 return Err(format!(
                     "`{table}` is a view, which can read rows you may not see; read the tables themselves."
                 ));
@@ -107,7 +118,8 @@ impl Guard {
                     && matches!(name.kind, Kind::Word | Kind::Quoted)
                     && open.is_punct(sql, "(")
                     && let Some(function) = name.ident(sql).map(str::to_ascii_lowercase)
-                    && (POSTGRES_FUNCTIONS.contains(&function.as_str()) || function.starts_with("pg_stat_get_"))
+                    && (POSTGRES_FUNCTIONS.contains(&function.as_str())
+                        || function.starts_with("pg_stat_get_"))
                 {
                     return Err(format!(
                         "`{function}` reads statistics or sizes of every row, other users' rows included; it may not be used here."

@@ -18,7 +18,12 @@ fn ada(dialect: Dialect) -> Scope {
         .unwrap();
     scope.columns("customers", vec!["id".into(), "name".into(), "city".into()]);
     scope
-        .filter(dialect, "customers", "id = {principal.customer_id}", &attributes)
+        .filter(
+            dialect,
+            "customers",
+            "id = {principal.customer_id}",
+            &attributes,
+        )
         .unwrap();
     scope
 }
@@ -32,14 +37,20 @@ fn every_reference_to_a_scoped_table_is_replaced_and_the_rest_is_untouched() {
     let scoped = guard.scoped(sql, &ada(Dialect::Sqlite)).unwrap();
     assert_eq!(
         scoped.sql,
-        "WITH mine AS (SELECT o.id FROM  (SELECT * FROM \"orders\" WHERE (customer_id = ?1))  AS o) \
-         SELECT count(*) FROM mine JOIN (SELECT * FROM  (SELECT * FROM \"orders\" WHERE (customer_id = ?2)) AS \"orders\" ) x ON x.id = mine.id \
-         WHERE EXISTS (SELECT 1 FROM  (SELECT * FROM \"main\".\"orders\" WHERE (customer_id = ?3)) AS \"orders\"  WHERE orders.id = x.id)"
+        "WITH mine AS (SELECT o.id FROM  (SELECT * FROM \"orders\" WHERE (customer_id = ?1) LIMIT -1 OFFSET 0)  AS o) \
+         SELECT count(*) FROM mine JOIN (SELECT * FROM  (SELECT * FROM \"orders\" WHERE (customer_id = ?2) LIMIT -1 OFFSET 0) AS \"orders\" ) x ON x.id = mine.id \
+         WHERE EXISTS (SELECT 1 FROM  (SELECT * FROM \"main\".\"orders\" WHERE (customer_id = ?3) LIMIT -1 OFFSET 0) AS \"orders\"  WHERE orders.id = x.id)"
     );
-    assert_eq!(scoped.bind(&[]), [Param::Int(1), Param::Int(1), Param::Int(1)]);
+    assert_eq!(
+        scoped.bind(&[]),
+        [Param::Int(1), Param::Int(1), Param::Int(1)]
+    );
     assert_eq!(
         scoped.filtered,
-        [("orders".to_owned(), "customer_id = {principal.customer_id}".to_owned())]
+        [(
+            "orders".to_owned(),
+            "customer_id = {principal.customer_id}".to_owned()
+        )]
     );
 }
 
@@ -53,13 +64,22 @@ fn quotes_and_backslashes_stay_the_users_text() {
     let sql = "SELECT 'n' AS n, 'x\\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders";
     let scoped = guard.scoped(sql, &ada(Dialect::Postgres)).unwrap();
     assert!(scoped.sql.starts_with("SELECT 'n' AS n, 'x\\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM "), "{}", scoped.sql);
-    assert!(scoped.sql.ends_with("(SELECT * FROM \"orders\" WHERE (customer_id = $1)) AS \"orders\" "), "{}", scoped.sql);
+    assert!(
+        scoped.sql.ends_with(
+            "(SELECT * FROM \"orders\" WHERE (customer_id = $1) OFFSET 0) AS \"orders\" "
+        ),
+        "{}",
+        scoped.sql
+    );
     let scoped = guard
-        .scoped("SELECT E'x\\\\\\'' AS a, $$x\\'$$ AS b FROM orders \"o\"\"x\"", &ada(Dialect::Postgres))
+        .scoped(
+            "SELECT E'x\\\\\\'' AS a, $$x\\'$$ AS b FROM orders \"o\"\"x\"",
+            &ada(Dialect::Postgres),
+        )
         .unwrap();
     assert_eq!(
         scoped.sql,
-        "SELECT E'x\\\\\\'' AS a, $$x\\'$$ AS b FROM  (SELECT * FROM \"orders\" WHERE (customer_id = $1))  \"o\"\"x\""
+        "SELECT E'x\\\\\\'' AS a, $$x\\'$$ AS b FROM  (SELECT * FROM \"orders\" WHERE (customer_id = $1) OFFSET 0)  \"o\"\"x\""
     );
 }
 
@@ -73,7 +93,12 @@ fn table_queries_anywhere_are_scoped() {
     ] {
         let scoped = guard.scoped(sql, &ada(Dialect::Postgres)).unwrap();
         assert!(!scoped.sql.contains("TABLE"), "{sql} -> {}", scoped.sql);
-        assert_eq!(scoped.sql.matches("WHERE (customer_id = $").count(), sql.matches("orders").count(), "{}", scoped.sql);
+        assert_eq!(
+            scoped.sql.matches("OFFSET 0)").count(),
+            sql.matches("orders").count(),
+            "{}",
+            scoped.sql
+        );
     }
     for sql in ["TABLE ONLY orders", "TABLE orders *"] {
         assert!(guard.scoped(sql, &ada(Dialect::Postgres)).is_err(), "{sql}");
@@ -102,7 +127,10 @@ fn what_cannot_be_placed_is_refused() {
         assert!(mysql.scoped(sql, &ada(Dialect::Mysql)).is_err(), "{sql}");
     }
     let sqlite = Guard::new(Dialect::Sqlite);
-    for sql in ["SELECT * FROM sqlite_stat1", "SELECT seq FROM sqlite_sequence"] {
+    for sql in [
+        "SELECT * FROM sqlite_stat1",
+        "SELECT seq FROM sqlite_sequence",
+    ] {
         assert!(sqlite.scoped(sql, &ada(Dialect::Sqlite)).is_err(), "{sql}");
     }
 }
@@ -122,13 +150,18 @@ fn columns_outside_the_scope_are_refused_and_wildcards_see_only_allowed_ones() {
     let refused = guard
         .scoped("SELECT email FROM customers", &ada(Dialect::Postgres))
         .unwrap_err();
-    assert!(refused.reasons.iter().any(|r| r.message.contains("Column `email` may not be read")));
+    assert!(
+        refused
+            .reasons
+            .iter()
+            .any(|r| r.message.contains("Column `email` may not be read"))
+    );
     let scoped = guard
         .scoped("SELECT * FROM customers", &ada(Dialect::Postgres))
         .unwrap();
     assert_eq!(
         scoped.sql,
-        "SELECT * FROM  (SELECT \"id\", \"name\", \"city\" FROM \"customers\" WHERE (id = $1)) AS \"customers\" "
+        "SELECT * FROM  (SELECT \"id\", \"name\", \"city\" FROM \"customers\" WHERE (id = $1) OFFSET 0) AS \"customers\" "
     );
 }
 
@@ -138,17 +171,33 @@ fn hostile_values_are_parameters() {
         [("dept".to_owned(), Json::from("x\\' OR 1=1 --"))].into();
     let mut scope = Scope::new();
     scope
-        .filter(Dialect::Mysql, "expenses", "department = {principal.dept}", &attributes)
+        .filter(
+            Dialect::Mysql,
+            "expenses",
+            "department = {principal.dept}",
+            &attributes,
+        )
         .unwrap();
     let scoped = Guard::new(Dialect::Mysql)
-        .scoped("SELECT count(*) FROM expenses WHERE amount > ? AND note = ?", &scope)
+        .scoped(
+            "SELECT count(*) FROM expenses WHERE amount > ? AND note = ?",
+            &scope,
+        )
         .unwrap();
-    assert!(scoped.sql.contains("WHERE (department = ?)"), "{}", scoped.sql);
+    assert!(
+        scoped.sql.contains("WHERE (department = ?)"),
+        "{}",
+        scoped.sql
+    );
     assert!(!scoped.sql.contains("OR 1=1"));
     // The principal's value binds before the text's own placeholders, which come after it.
     assert_eq!(
         scoped.bind(&[Param::Int(5), Param::Text("n".into())]),
-        [Param::Text("x\\' OR 1=1 --".into()), Param::Int(5), Param::Text("n".into())]
+        [
+            Param::Text("x\\' OR 1=1 --".into()),
+            Param::Int(5),
+            Param::Text("n".into())
+        ]
     );
 }
 
@@ -170,9 +219,17 @@ fn masks_select_the_masked_value_under_the_columns_name() {
 #[test]
 fn a_filter_needing_a_missing_attribute_is_an_error() {
     let error = Scope::new()
-        .filter(Dialect::Sqlite, "orders", "customer_id = {principal.customer_id}", &BTreeMap::new())
+        .filter(
+            Dialect::Sqlite,
+            "orders",
+            "customer_id = {principal.customer_id}",
+            &BTreeMap::new(),
+        )
         .unwrap_err();
-    assert!(error.contains("needs the principal's `customer_id`"), "{error}");
+    assert!(
+        error.contains("needs the principal's `customer_id`"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -182,7 +239,11 @@ fn writes_change_only_allowed_tables_columns_and_rows() {
     let write: BTreeMap<String, Option<Vec<String>>> =
         [("orders".to_owned(), Some(vec!["status".to_owned()]))].into();
     let scoped = guard
-        .scoped_write("UPDATE orders SET status = $1 WHERE id = $2 -- why", &scope, Some(&write))
+        .scoped_write(
+            "UPDATE orders SET status = $1 WHERE id = $2 -- why",
+            &scope,
+            Some(&write),
+        )
         .unwrap();
     assert_eq!(
         scoped.sql,
@@ -192,33 +253,64 @@ fn writes_change_only_allowed_tables_columns_and_rows() {
         scoped.bind(&[Param::Text("paid".into()), Param::Int(9)]),
         [Param::Text("paid".into()), Param::Int(9), Param::Int(1)]
     );
-    let scoped = guard.scoped_write("DELETE FROM orders", &scope, None).unwrap();
+    let scoped = guard
+        .scoped_write("DELETE FROM orders", &scope, None)
+        .unwrap();
     assert_eq!(scoped.sql, "DELETE FROM orders WHERE (customer_id = $1) ");
     let scoped = guard
         .scoped_write("DELETE FROM orders RETURNING id", &scope, None)
         .unwrap();
-    assert_eq!(scoped.sql, "DELETE FROM orders WHERE (customer_id = $1)  RETURNING id");
+    assert_eq!(
+        scoped.sql,
+        "DELETE FROM orders WHERE (customer_id = $1)  RETURNING id"
+    );
     let refused = guard
-        .scoped_write("UPDATE orders SET total = 0 WHERE id = $1", &scope, Some(&write))
+        .scoped_write(
+            "UPDATE orders SET total = 0 WHERE id = $1",
+            &scope,
+            Some(&write),
+        )
         .unwrap_err();
-    assert!(refused[0].message.contains("Column `total` of `orders` may not be set"), "{refused:?}");
+    assert!(
+        refused[0]
+            .message
+            .contains("Column `total` of `orders` may not be set"),
+        "{refused:?}"
+    );
     let refused = guard
         .scoped_write("DELETE FROM products", &scope, Some(&write))
         .unwrap_err();
-    assert!(refused[0].message.contains("Table `products` may not be changed"), "{refused:?}");
+    assert!(
+        refused[0]
+            .message
+            .contains("Table `products` may not be changed"),
+        "{refused:?}"
+    );
     let refused = guard
         .scoped_write("INSERT INTO orders (status) VALUES ($1)", &scope, None)
         .unwrap_err();
-    assert!(refused[0].message.contains("this role may not insert into it"), "{refused:?}");
+    assert!(
+        refused[0]
+            .message
+            .contains("this role may not insert into it"),
+        "{refused:?}"
+    );
     let scoped = guard
         .scoped_write("INSERT INTO notes (body) VALUES ($1)", &scope, None)
         .unwrap();
     assert_eq!(scoped.sql, "INSERT INTO notes (body) VALUES ($1)");
     // MySQL: positional, the value before the WHERE's own placeholder.
     let scoped = Guard::new(Dialect::Mysql)
-        .scoped_write("UPDATE orders SET status = ? WHERE id = ?", &ada(Dialect::Mysql), None)
+        .scoped_write(
+            "UPDATE orders SET status = ? WHERE id = ?",
+            &ada(Dialect::Mysql),
+            None,
+        )
         .unwrap();
-    assert_eq!(scoped.sql, "UPDATE orders SET status = ? WHERE (customer_id = ?) AND ( id = ?) ");
+    assert_eq!(
+        scoped.sql,
+        "UPDATE orders SET status = ? WHERE (customer_id = ?) AND ( id = ?) "
+    );
     assert_eq!(
         scoped.bind(&[Param::Text("paid".into()), Param::Int(9)]),
         [Param::Text("paid".into()), Param::Int(1), Param::Int(9)]
@@ -229,11 +321,15 @@ fn writes_change_only_allowed_tables_columns_and_rows() {
 fn previews_get_returning_inserted() {
     let guard = Guard::new(Dialect::Postgres);
     assert_eq!(
-        guard.returning_all("UPDATE t SET a = 'it''s' WHERE b = $1").unwrap(),
+        guard
+            .returning_all("UPDATE t SET a = 'it''s' WHERE b = $1")
+            .unwrap(),
         "UPDATE t SET a = 'it''s' WHERE b = $1 RETURNING * "
     );
     assert_eq!(
-        guard.returning_all("DELETE FROM t WHERE b = $1 RETURNING id, b -- x").unwrap(),
+        guard
+            .returning_all("DELETE FROM t WHERE b = $1 RETURNING id, b -- x")
+            .unwrap(),
         "DELETE FROM t WHERE b = $1  RETURNING *  -- x"
     );
 }
@@ -248,7 +344,9 @@ fn rows_only_keeps_filters_and_drops_column_limits() {
         )
         .unwrap();
     assert!(
-        scoped.sql.contains("JOIN  (SELECT * FROM \"customers\" WHERE (id = ?2))  c ON"),
+        scoped.sql.contains(
+            "JOIN  (SELECT * FROM \"customers\" WHERE (id = ?2) LIMIT -1 OFFSET 0)  c ON"
+        ),
         "{}",
         scoped.sql
     );
@@ -258,7 +356,21 @@ fn rows_only_keeps_filters_and_drops_column_limits() {
 /// references, written so that the engine reads it as one literal.
 fn literal(rng: &mut fastrand::Rng, dialect: Dialect) -> String {
     const BITS: &[&str] = &[
-        "'", "\\", "\"", "--", "/*", "*/", " FROM orders ", "TABLE orders", "$", "$$", ";", "x", " ", "\n", "é",
+        "'",
+        "\\",
+        "\"",
+        "--",
+        "/*",
+        "*/",
+        " FROM orders ",
+        "TABLE orders",
+        "$",
+        "$$",
+        ";",
+        "x",
+        " ",
+        "\n",
+        "é",
     ];
     let body: String = (0..rng.usize(0..8))
         .map(|_| BITS[rng.usize(..BITS.len())])
@@ -297,14 +409,27 @@ fn the_run_text_is_the_users_text_outside_the_generated_spans() {
             let mut user = String::new();
             let mut expected = String::new();
             let mut n = 0;
-            let mut push = |user: &mut String, expected: &mut String, text: &str| {
+            let push = |user: &mut String, expected: &mut String, text: &str| {
                 user.push_str(text);
                 expected.push_str(text);
             };
-            let mut reference = |user: &mut String, expected: &mut String, rng: &mut fastrand::Rng, n: &mut usize| {
+            let reference = |user: &mut String,
+                             expected: &mut String,
+                             rng: &mut fastrand::Rng,
+                             n: &mut usize| {
                 *n += 1;
-                let p = if dialect == Dialect::Postgres { format!("${n}") } else { format!("?{n}") };
-                let derived = format!("(SELECT * FROM \"orders\" WHERE (customer_id = {p}))");
+                let p = if dialect == Dialect::Postgres {
+                    format!("${n}")
+                } else {
+                    format!("?{n}")
+                };
+                let fence = if dialect == Dialect::Postgres {
+                    " OFFSET 0"
+                } else {
+                    " LIMIT -1 OFFSET 0"
+                };
+                let derived =
+                    format!("(SELECT * FROM \"orders\" WHERE (customer_id = {p}){fence})");
                 match rng.u8(0..3) {
                     0 => {
                         user.push_str("orders");
@@ -329,13 +454,17 @@ fn the_run_text_is_the_users_text_outside_the_generated_spans() {
                     n += 1;
                     user.push_str("TABLE orders");
                     expected.push_str(&format!(
-                        " SELECT * FROM (SELECT * FROM \"orders\" WHERE (customer_id = ${n})) AS \"orders\" "
+                        " SELECT * FROM (SELECT * FROM \"orders\" WHERE (customer_id = ${n}) OFFSET 0) AS \"orders\" "
                     ));
                     continue;
                 }
                 let lit = literal(&mut rng, dialect);
                 let c = comment(&mut rng);
-                push(&mut user, &mut expected, &format!("SELECT id, customer_id, {lit}{c}, note, total FROM "));
+                push(
+                    &mut user,
+                    &mut expected,
+                    &format!("SELECT id, customer_id, {lit}{c}, note, total FROM "),
+                );
                 reference(&mut user, &mut expected, &mut rng, &mut n);
                 if rng.bool() {
                     let lit = literal(&mut rng, dialect);

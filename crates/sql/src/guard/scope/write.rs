@@ -80,7 +80,10 @@ fn tail(sql: &str, top: &[&Token], from: usize) -> usize {
         .enumerate()
         .skip(from)
         .find(|(_, t)| {
-            ["RETURNING", "ORDER", "LIMIT"].iter().any(|w| t.is_word(sql, w)) || t.is_punct(sql, ";")
+            ["RETURNING", "ORDER", "LIMIT"]
+                .iter()
+                .any(|w| t.is_word(sql, w))
+                || t.is_punct(sql, ";")
         })
         .map_or(top.len(), |(i, _)| i)
 }
@@ -98,7 +101,9 @@ fn end_before(sql: &str, lexed: &Lexed, top: &[&Token], index: usize) -> usize {
 
 impl Guard {
     fn located<'a>(&self, sql: &'a str) -> Result<Located<'a>, Vec<Reason>> {
-        let lexed = self.one_reading(sql).map_err(|why| vec![reason("scope", why)])?;
+        let lexed = self
+            .one_reading(sql)
+            .map_err(|why| vec![reason("scope", why)])?;
         Located::new(self.dialect, sql, lexed).map_err(|why| vec![reason("scope", why)])
     }
 
@@ -145,33 +150,43 @@ impl Guard {
         let top = top_level(sql, lexed);
         let where_at = top.iter().position(|t| t.is_word(sql, "WHERE"));
         if where_at.is_some() != has_where {
-            return Err(refuse(format!("The WHERE clause of this statement on `{table}` could not be located.")));
+            return Err(refuse(format!(
+                "The WHERE clause of this statement on `{table}` could not be located."
+            )));
         }
-        let own: Vec<&Token> = lexed.tokens.iter().filter(|t| t.kind == Kind::Param).collect();
+        let own: Vec<&Token> = lexed
+            .tokens
+            .iter()
+            .filter(|t| t.kind == Kind::Param)
+            .collect();
         let mut numbering = write_numbering(self.dialect, sql, &own)?;
         // (insertion point, text) pairs, in order.
-        let inserts: Vec<(usize, String)>;
         let (condition, bound) = filter.render(&mut numbering);
-        match where_at.and_then(|w| top.get(w).map(|t| (w, t.end))) {
-            Some((w, after_where)) => {
-                let end = end_before(sql, lexed, &top, tail(sql, &top, w + 1));
-                inserts = vec![
-                    (after_where, format!(" ({condition}) AND (")),
-                    (end, ") ".to_owned()),
-                ];
-            }
-            None => {
-                let end = end_before(sql, lexed, &top, tail(sql, &top, 0));
-                inserts = vec![(end, format!(" WHERE ({condition}) "))];
-            }
-        }
+        // (insertion point, text) pairs, in order.
+        let inserts: Vec<(usize, String)> =
+            match where_at.and_then(|w| top.get(w).map(|t| (w, t.end))) {
+                Some((w, after_where)) => {
+                    let end = end_before(sql, lexed, &top, tail(sql, &top, w + 1));
+                    vec![
+                        (after_where, format!(" ({condition}) AND (")),
+                        (end, ") ".to_owned()),
+                    ]
+                }
+                None => {
+                    let end = end_before(sql, lexed, &top, tail(sql, &top, 0));
+                    vec![(end, format!(" WHERE ({condition}) "))]
+                }
+            };
         let at = inserts.first().map_or(0, |(p, _)| *p);
         let positional = matches!(numbering, Numbering::Positional)
             .then(|| own.iter().filter(|t| t.start < at).count());
         let (out, generated) = insert(sql, &inserts);
         let replaced: Vec<(usize, usize)> = inserts.iter().map(|(p, _)| (*p, *p)).collect();
-        let changed = || refuse("The row filter could not be added to this statement without changing how it reads.".to_owned());
-        let final_lexed = unchanged_outside(self, sql, lexed, &replaced, &out, &generated).ok_or_else(changed)?;
+        let changed = || {
+            refuse("The row filter could not be added to this statement without changing how it reads.".to_owned())
+        };
+        let final_lexed =
+            unchanged_outside(self, sql, lexed, &replaced, &out, &generated).ok_or_else(changed)?;
         self.check_write(&out)?;
         let again = Located::new(self.dialect, &out, final_lexed).map_err(|_| changed())?;
         let selection = match again.statements.first() {
@@ -180,13 +195,24 @@ impl Guard {
             _ => None,
         };
         let filtered_first = match selection {
-            Some(Expr::BinaryOp { left, op: BinaryOperator::And, right }) if has_where => {
+            Some(Expr::BinaryOp {
+                left,
+                op: BinaryOperator::And,
+                right,
+            }) if has_where => {
                 matches!(**left, Expr::Nested(_)) && matches!(**right, Expr::Nested(_))
             }
             Some(Expr::Nested(_)) => !has_where,
             _ => false,
         };
-        if !filtered_first || again.statements.first().and_then(write_target).map(|(t, _)| key(&t)) != Some(key(&table)) {
+        if !filtered_first
+            || again
+                .statements
+                .first()
+                .and_then(write_target)
+                .map(|(t, _)| key(&t))
+                != Some(key(&table))
+        {
             return Err(changed());
         }
         Ok(Scoped {
@@ -216,8 +242,15 @@ impl Guard {
         let (start, end) = match returning {
             Some(r) => {
                 let start = top.get(r)?.start;
-                let semicolon = top.iter().skip(r).position(|t| t.is_punct(sql, ";")).map(|i| i + r);
-                (start, end_before(sql, lexed, &top, semicolon.unwrap_or(top.len())))
+                let semicolon = top
+                    .iter()
+                    .skip(r)
+                    .position(|t| t.is_punct(sql, ";"))
+                    .map(|i| i + r);
+                (
+                    start,
+                    end_before(sql, lexed, &top, semicolon.unwrap_or(top.len())),
+                )
             }
             None => {
                 let semicolon = top.iter().position(|t| t.is_punct(sql, ";"));
@@ -262,7 +295,10 @@ fn allowed_write(
         )]);
     };
     for column in named {
-        if !allowed_columns.iter().any(|c| c.eq_ignore_ascii_case(column)) {
+        if !allowed_columns
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(column))
+        {
             return Err(vec![reason(
                 "column_not_allowed",
                 format!(
@@ -278,7 +314,9 @@ fn allowed_write(
 /// How a write's generated placeholders are numbered, from its own.
 fn write_numbering(dialect: Dialect, sql: &str, own: &[&Token]) -> Result<Numbering, Vec<Reason>> {
     let number = |t: &&Token, prefix: char| {
-        t.text(sql).strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok())
+        t.text(sql)
+            .strip_prefix(prefix)
+            .and_then(|n| n.parse::<usize>().ok())
     };
     Ok(match dialect {
         Dialect::Postgres => Numbering::Numbered {
