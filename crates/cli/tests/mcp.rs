@@ -231,3 +231,54 @@ fn a_call_the_role_holds_for_approval_does_not_run_over_mcp() {
         calls[1]
     );
 }
+
+#[test]
+fn row_filters_hold_over_mcp_as_in_every_surface() {
+    let Some(python) = python::python() else {
+        return;
+    };
+    let (dir, db) = demo();
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  support:\n    tools: [run_sql, query_table, \
+             describe_tables]\n    sql:\n      read: {{orders: \"*\", customers: [id, name, city]}}\n      \
+             rows:\n        orders: \"customer_id = {{principal.customer_id}}\"\n        customers: \"id = \
+             {{principal.customer_id}}\"\nprincipals:\n  ada: {{role: support, customer_id: 1}}\n"
+        ),
+    )
+    .unwrap();
+    let emails = sqlite3(&db, "SELECT group_concat(email, char(10)) FROM customers");
+    let others = sqlite3(
+        &db,
+        "SELECT group_concat(name, char(10)) FROM customers WHERE name <> (SELECT name FROM customers WHERE id = 1)",
+    );
+    let mine = sqlite3(&db, "SELECT count(*) FROM orders WHERE customer_id = 1");
+    let answer = client(
+        &python,
+        &["-c", &config, "--principal", "ada", "--no-store"],
+        json!({
+            "calls": [
+                {"name": "run_sql", "arguments": {"sql":
+                    "SELECT 'n' AS n, 'x\\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"}},
+                {"name": "run_sql", "arguments": {"sql": "SELECT id, name, city FROM customers UNION ALL SELECT * FROM customers"}},
+                {"name": "run_sql", "arguments": {"sql": "SELECT count(*) AS n FROM orders"}},
+                {"name": "describe_tables", "arguments": {"tables": ["customers"]}},
+                {"name": "query_table", "arguments": {"table": "customers"}},
+            ],
+        }),
+    );
+    let calls = answer["calls"].as_array().unwrap();
+    for call in calls {
+        let shown = call["text"].as_str().unwrap_or_default();
+        for value in emails.lines().chain(others.lines()) {
+            assert!(!shown.contains(value), "leaked {value}: {shown}");
+        }
+    }
+    let count = calls[2]["text"].as_str().unwrap();
+    assert!(
+        count.contains(&format!("\n{mine}")) || count.contains(&format!(" {mine}")),
+        "{count}"
+    );
+}

@@ -123,7 +123,10 @@ roles:
       read: {{orders: "*", order_items: "*", shipments: "*", customers: [id, name, city]}}
       rows:
         orders: "customer_id = {{principal.customer_id}}"
+        order_items: "order_id IN (SELECT id FROM orders WHERE customer_id = {{principal.customer_id}})"
+        shipments: "order_id IN (SELECT id FROM orders WHERE customer_id = {{principal.customer_id}})"
         customers: "id = {{principal.customer_id}}"
+      masks: {{customers.country: partial}}
 principals:
   ada: {{role: support, customer_id: 1}}
   cy: {{role: support, customer_id: 2}}
@@ -326,11 +329,34 @@ fn check(engine: &Engine) {
             };
             assert!(refused, "{who}: {tool}: {shown}");
         }
+        // Order items follow their orders.
+        let items = sql_as(&config, who, "SELECT count(*) FROM order_items").unwrap();
+        let expected_items = client(&format!(
+            "SELECT count(*) FROM order_items WHERE order_id IN (SELECT id FROM orders WHERE customer_id = {customer})"
+        ));
+        assert_eq!(items, [expected_items], "{who}");
         // `*` reads only the allowed columns of the principal's own row.
         let star = sql_as(&config, who, "SELECT * FROM customers").unwrap();
         let name = client(&format!("SELECT name FROM customers WHERE id = {customer}"));
         let city = client(&format!("SELECT city FROM customers WHERE id = {customer}"));
-        assert_eq!(star, [format!("{customer},{name},{city}")], "{who}");
+        // The masked country: its first letter and `***`.
+        let country = client(&format!(
+            "SELECT substr(country, 1, 1) FROM customers WHERE id = {customer}"
+        ));
+        let country = if country.is_empty() {
+            String::new()
+        } else {
+            format!("{country}***")
+        };
+        assert_eq!(
+            star,
+            [format!("{customer},{name},{city},{country}")],
+            "{who}"
+        );
+        let full = client(&format!(
+            "SELECT country FROM customers WHERE id = {customer}"
+        ));
+        assert!(full.len() > 1 && !star[0].contains(&full), "{star:?}");
         // What the role does not list is refused, with the reason.
         for (sql, why) in [
             (
@@ -360,6 +386,7 @@ fn check(engine: &Engine) {
         seen.push(expected);
     }
     assert!(seen[0].is_disjoint(&seen[1]));
+    attacks_hold(engine, &config);
     // Without a principal, every row.
     let all = sql_as(&config, "ada", "SELECT count(*) FROM orders").unwrap();
     let out = steward(
@@ -378,6 +405,78 @@ fn check(engine: &Engine) {
     let total: usize = text(&out.stdout).lines().nth(1).unwrap().parse().unwrap();
     assert!(total > all[0].parse::<usize>().unwrap());
     assert_eq!(total.to_string(), client("SELECT count(*) FROM orders"));
+}
+
+/// Issue 21's attacks and their variants, through `sql run` and `tools call run_sql`: whatever comes back (rows
+/// or the error) holds no e-mail (a forbidden column) and no other customer's name.
+const ATTACKS: &[&str] = &[
+    r#"SELECT 'n' AS n, 'x\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a"#,
+    r#"SELECT 'n' AS n, 'x\''' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"#,
+    r#"SELECT 'x\\' AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders"#,
+    r#"SELECT "x\\" AS a, ' UNION ALL SELECT name, email FROM customers -- ' AS b FROM orders"#,
+    r#"SELECT $$x\'$$ || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"#,
+    r#"SELECT E'x\\\'' || ' UNION ALL SELECT name, email FROM customers -- ' AS a FROM orders"#,
+    r#"SELECT `a\``` FROM (SELECT 1 AS `a\``) s, customers"#,
+    r#"SELECT "a\""" FROM (SELECT 1 AS "a\"") s, customers"#,
+    "SELECT * FROM orders WHERE false UNION ALL TABLE orders",
+    "SELECT id, name, city FROM customers UNION ALL TABLE customers",
+    "TABLE customers",
+    "SELECT name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id)",
+    "WITH RECURSIVE r AS (SELECT id, name FROM customers UNION SELECT c.id, c.name FROM customers c JOIN r ON c.id = r.id + 1) SELECT name FROM r",
+    "SELECT name FROM customers AS orders",
+    "SELECT (SELECT group_concat(name) FROM customers) AS n",
+    "SELECT string_agg(name, ',') FROM customers",
+    "SELECT reltuples FROM pg_class WHERE relname = 'customers'",
+    "SELECT most_common_vals::text FROM pg_stats WHERE tablename = 'customers'",
+    "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_NAME = 'customers'",
+];
+
+fn attacks_hold(engine: &Engine, config: &str) {
+    let client = &engine.client;
+    let emails: Vec<String> = client("SELECT email FROM customers")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let others: Vec<String> = client(
+        "SELECT name FROM customers WHERE name <> (SELECT name FROM customers WHERE id = 1)",
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    assert!(emails.len() > 10 && others.len() > 10);
+    for sql in ATTACKS {
+        let by_sql_run = match sql_as(config, "ada", sql) {
+            Ok(rows) => rows.join("\n"),
+            Err(e) => e,
+        };
+        let arguments = serde_json::json!({ "sql": sql }).to_string();
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                config,
+                "--principal",
+                "ada",
+                "run_sql",
+                &arguments,
+            ],
+            &[],
+            "",
+        );
+        let by_tool = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        for shown in [&by_sql_run, &by_tool] {
+            let leak = emails
+                .iter()
+                .chain(&others)
+                .find(|v| shown.contains(v.as_str()));
+            assert!(
+                leak.is_none(),
+                "{}: {sql}\nleaked {leak:?}:\n{shown}",
+                engine.url
+            );
+        }
+    }
 }
 
 #[test]

@@ -93,7 +93,11 @@ impl Store {
             .scoped(&sql, &scope)
             .map_err(|verdict| ToolError::new(format!("Not allowed: {}", verdict.explanation())))?;
         self.db
-            .query_prepared(&scoped.sql, &scoped.bind(params), &read_limits())
+            .query_prepared(
+                &scoped.sql,
+                &scoped.bind(params).map_err(ToolError::internal)?,
+                &read_limits(),
+            )
             .await
             .map_err(unavailable)
     }

@@ -355,6 +355,56 @@ const ATTACKS: &[(&str, Role, &str)] = &[
         "WITH x AS (TABLE orders) SELECT * FROM x",
     ),
     ("postgres", Role::Rows, "TABLE ONLY orders"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT id, email FROM ONLY (customers) WHERE id <= 3",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT count(*), max(note) FROM ONLY/**/(orders)",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT c.email FROM orders o JOIN ONLY (customers) c ON true",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT c.email FROM orders o JOIN ONLY ((customers)) c ON true",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT $1 AS shifted, c.* FROM customers c LEFT JOIN orders o ON false",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT $2 AS shifted, c.* FROM customers c LEFT JOIN orders o ON false",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT (SELECT ?) AS shifted, c.* FROM customers c LEFT JOIN orders o ON 0",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT ?1 AS shifted, c.* FROM customers c LEFT JOIN orders o ON 0",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT :a AS shifted, c.* FROM customers c",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT (SELECT ?) AS shifted, c.* FROM customers c LEFT JOIN orders o ON 0",
+    ),
     ("postgres", Role::Rows, "SELECT * FROM ONLY orders"),
     ("postgres", Role::Rows, "SELECT * FROM orders *"),
     (
@@ -524,6 +574,13 @@ const ATTACKS: &[(&str, Role, &str)] = &[
     // 5. Catalogs, statistics, plans and views.
     ("all", Role::Rows, "SELECT * FROM all_orders"),
     ("all", Role::Rows, "EXPLAIN SELECT * FROM orders"),
+    ("mariadb", Role::Rows, "DESC SELECT * FROM orders"),
+    ("mariadb", Role::Rows, "DESCRIBE SELECT note FROM orders"),
+    (
+        "mariadb",
+        Role::Rows,
+        "DESC FORMAT=JSON SELECT * FROM orders",
+    ),
     (
         "postgres",
         Role::Rows,
@@ -1017,4 +1074,46 @@ async fn errors_raised_on_hidden_rows_do_not_tell_that_they_exist() {
         }
     }
     assert!(probed >= 2);
+}
+
+/// Counts of every row that a limited role may not read: sequences, sizes, the last statement's row count,
+/// plans. Each is refused (the canary check cannot see a bare number).
+const COUNTS: &[(&str, &str)] = &[
+    ("postgres", "SELECT last_value FROM order_numbers"),
+    ("postgres", "SELECT last_value FROM public.order_numbers"),
+    ("postgres", "SELECT pg_sequence_last_value('order_numbers')"),
+    ("postgres", "SELECT pg_database_size(current_database())"),
+    ("postgres", "SELECT pg_total_relation_size('orders')"),
+    ("mariadb", "SELECT FOUND_ROWS()"),
+    ("mariadb", "SELECT ROW_COUNT()"),
+    ("mariadb", "DESC SELECT * FROM orders"),
+    ("sqlite", "SELECT * FROM pragma_page_count"),
+    ("sqlite", "SELECT page_count FROM pragma_page_count()"),
+    ("sqlite", "SELECT seq FROM sqlite_sequence"),
+    ("all", "EXPLAIN SELECT * FROM orders"),
+];
+
+#[tokio::test]
+async fn limited_roles_get_no_count_of_every_row() {
+    let engines = engines().await;
+    for engine in &engines {
+        if engine.name.starts_with("postgres") {
+            engine
+                .db
+                .execute_script("CREATE SEQUENCE IF NOT EXISTS order_numbers; SELECT setval('order_numbers', 5)")
+                .await
+                .unwrap();
+        }
+        for (on_engines, sql) in COUNTS {
+            if !on(engine.name, on_engines) {
+                continue;
+            }
+            let out = run_as(engine, &access(Role::Rows, ada()), sql).await;
+            assert!(
+                out.as_ref().is_err_and(|e| e.starts_with("refused")),
+                "{}: {sql}: {out:?}",
+                engine.name
+            );
+        }
+    }
 }

@@ -282,10 +282,6 @@ impl SqlTool {
             Some(Err(why)) => Err(ToolError::new(format!("Not allowed: {why}."))),
             Some(Ok(Some(access))) => guard
                 .scoped_write(&self.sql, &access.scope, access.write.as_ref())
-                .map(|scoped| {
-                    let params = scoped.bind(params);
-                    (scoped.sql, params)
-                })
                 .map_err(|reasons| {
                     ToolError::new(format!(
                         "Not allowed: {}",
@@ -295,6 +291,10 @@ impl SqlTool {
                             .collect::<Vec<_>>()
                             .join(" ")
                     ))
+                })
+                .and_then(|scoped| {
+                    let params = scoped.bind(params).map_err(ToolError::internal)?;
+                    Ok((scoped.sql, params))
                 }),
         }
     }

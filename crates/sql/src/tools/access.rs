@@ -93,7 +93,7 @@ pub async fn read_as(
         .query_seen_by(
             &guard.without_columns(),
             &scoped.sql,
-            &scoped.bind(params),
+            &scoped.bind(params).map_err(SqlError::Refused)?,
             limits,
             Some(&access),
         )

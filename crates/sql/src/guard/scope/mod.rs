@@ -33,6 +33,8 @@ pub struct Scope {
     /// Views (by lowercase name) of the database: a principal whose rows are filtered may not read one that is
     /// not itself scoped, since a view can read a scoped table past its filter.
     views: BTreeSet<String>,
+    /// The database's own tables and views (lowercase), once the catalog is known (see [`Scope::complete`]).
+    known: Option<BTreeSet<String>>,
 }
 
 /// One table's scope.
@@ -102,11 +104,14 @@ impl Scope {
     /// Fills in what the scope needs from the database's catalog: the columns of masked tables that list none
     /// (their derived table must name every column to mask one) and the database's views.
     pub fn complete(&mut self, catalog: &Catalog) {
+        let mut known = BTreeSet::new();
         for table in &catalog.tables {
             if table.kind == TableKind::View {
                 self.views.insert(key(&table.name));
             }
+            known.insert(key(&table.name));
         }
+        self.known = Some(known);
         for (name, scope) in &mut self.tables {
             if scope.columns.is_none()
                 && !scope.masks.is_empty()
@@ -129,13 +134,10 @@ impl Scope {
             .iter()
             .filter(|(_, s)| s.filter.is_some() || !s.masks.is_empty())
             .map(|(t, s)| {
-                let columns = if s.masks.is_empty() {
-                    None
-                } else {
-                    s.columns.clone()
-                };
+                // The columns the tools' own SQL names, every one of the catalog's where masks apply
+                // (`Scope::complete` lists them).
                 let scope = TableScope {
-                    columns,
+                    columns: None,
                     filter: s.filter.clone(),
                     masks: s.masks.clone(),
                 };
@@ -145,6 +147,7 @@ impl Scope {
         Self {
             tables,
             views: self.views.clone(),
+            known: self.known.clone(),
         }
     }
 
@@ -172,6 +175,8 @@ pub struct Scoped {
     /// The principal's values the generated text binds, each with the number of the text's own positional
     /// placeholders (`?`) that come before it (`None`: numbered placeholders, bound after the caller's).
     values: Vec<(Option<usize>, Param)>,
+    /// How many values the text's own placeholders take (the count of `?`, or the highest `$N`/`?N`).
+    own: usize,
 }
 
 impl Scoped {
@@ -181,12 +186,26 @@ impl Scoped {
             sql: sql.to_owned(),
             filtered: Vec::new(),
             values: Vec::new(),
+            own: 0,
         }
     }
 
     /// The parameters to bind: the caller's own (`caller`, for the text's placeholders) with the principal's
-    /// values in their places.
-    pub fn bind(&self, caller: &[Param]) -> Vec<Param> {
+    /// values in their places. An error when the text has placeholders the caller gives no values for (free
+    /// SQL with a `?` or `$1`): the principal's values would otherwise take their places.
+    pub fn bind(&self, caller: &[Param]) -> Result<Vec<Param>, String> {
+        if self.values.is_empty() {
+            return Ok(caller.to_vec());
+        }
+        if caller.len() != self.own {
+            return Err(format!(
+                "The SQL has placeholders for {} value{} but {} {} given; write the values into the query.",
+                self.own,
+                if self.own == 1 { "" } else { "s" },
+                caller.len(),
+                if caller.len() == 1 { "was" } else { "were" }
+            ));
+        }
         let mut out = Vec::with_capacity(caller.len() + self.values.len());
         let mut values = self.values.iter().peekable();
         for (i, param) in caller.iter().enumerate() {
@@ -196,7 +215,7 @@ impl Scoped {
             out.push(param.clone());
         }
         out.extend(values.map(|(_, v)| v.clone()));
-        out
+        Ok(out)
     }
 
     /// True when the generated text binds values of its own.

@@ -73,6 +73,14 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
         let parts =
             parts(name).ok_or_else(|| format!("The table name `{name}` could not be read."))?;
         let Some(last) = parts.last() else { continue };
+        // `ONLY (t)`, read by sqlparser as a call of a function `ONLY`: the engine reads the table t.
+        if *args && last.value.eq_ignore_ascii_case("ONLY") && !last.quoted {
+            return Err(
+                "`ONLY (…)` cannot be limited to what you may see; write FROM t."
+                    .to_owned()
+                    .into(),
+            );
+        }
         if scope.get(&last.value).is_none() {
             continue;
         }
@@ -131,6 +139,7 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
             .into());
     }
     let mut numbering = numbering(guard.dialect, sql, &located.lexed, scope, &edits)?;
+    let own = own_values(&numbering, &located.lexed);
     let params: Vec<usize> = located
         .lexed
         .tokens
@@ -166,6 +175,7 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
         sql: out,
         filtered: filtered.into_iter().collect(),
         values,
+        own,
     })
 }
 
@@ -233,6 +243,18 @@ fn table_keyword_refs(lexed: &Lexed, sql: &str, scope: &Scope) -> Result<Vec<Edi
         }
     }
     Ok(out)
+}
+
+/// How many values the text's own placeholders take, before any generated one is numbered.
+pub(super) fn own_values(numbering: &Numbering, lexed: &Lexed) -> usize {
+    match numbering {
+        Numbering::Numbered { next, .. } => next.saturating_sub(1),
+        Numbering::Positional => lexed
+            .tokens
+            .iter()
+            .filter(|t| t.kind == Kind::Param)
+            .count(),
+    }
 }
 
 /// How the generated placeholders are numbered, from the placeholders the text already has.
@@ -373,11 +395,15 @@ fn verify(
         .ok_or_else(changed)?;
     let inside = |t: &Token| generated.iter().any(|&(s, e)| t.start >= s && t.start < e);
     // Names a relation word introduces, outside the generated text: a reference the parse did not see.
+    // Parentheses may stand between (PostgreSQL reads `FROM ONLY (orders)`; sqlparser a function `ONLY`).
     let code: Vec<&Token> = lexed.code().collect();
-    for w in code.windows(2) {
-        if let [before, name] = w
+    for (i, before) in code.iter().enumerate() {
+        if !RELATION_WORDS.iter().any(|word| before.is_word(out, word)) {
+            continue;
+        }
+        let name = code.iter().skip(i + 1).find(|t| !t.is_punct(out, "("));
+        if let Some(name) = name
             && !inside(name)
-            && RELATION_WORDS.iter().any(|word| before.is_word(out, word))
             && name.ident(out).is_some_and(|v| scope.get(v).is_some())
         {
             return Err(Refusal::Scope(format!(

@@ -51,7 +51,40 @@ const POSTGRES_FUNCTIONS: &[&str] = &[
     "pg_table_size",
     "pg_indexes_size",
     "pg_stat_file",
+    "pg_database_size",
+    "pg_tablespace_size",
+    "pg_sequence_last_value",
+    "pg_sequence_parameters",
 ];
+
+/// MySQL/MariaDB functions that tell what an earlier statement on the connection (another principal's, in a
+/// pool) found.
+const MYSQL_FUNCTIONS: &[&str] = &["found_rows", "row_count"];
+
+/// SQLite's table-valued pragmas that tell the database's size.
+const SQLITE_FUNCTIONS: &[&str] = &["pragma_page_count", "pragma_freelist_count", "pragma_stats"];
+
+/// True when `table` (as written) is the engine's own: a system catalog, which the statistics list above
+/// judges, not one of the database's relations.
+fn system_relation(dialect: Dialect, table: &str) -> bool {
+    let parts: Vec<String> = table.split('.').map(str::to_ascii_lowercase).collect();
+    let last = parts.last().map_or("", String::as_str);
+    let schema = parts
+        .len()
+        .checked_sub(2)
+        .and_then(|i| parts.get(i))
+        .map(String::as_str);
+    match dialect {
+        Dialect::Postgres => {
+            matches!(schema, Some("pg_catalog" | "information_schema")) || last.starts_with("pg_")
+        }
+        Dialect::Mysql => matches!(
+            schema,
+            Some("information_schema" | "mysql" | "performance_schema" | "sys")
+        ),
+        _ => last.starts_with("sqlite_") || last.starts_with("pragma_"),
+    }
+}
 
 /// True when `table` (as written) is a statistics or size catalog on `dialect`.
 fn statistics_catalog(dialect: Dialect, table: &str) -> bool {
@@ -101,30 +134,54 @@ impl Guard {
                     "`{table}` is a view, which can read rows you may not see; read the tables themselves."
                 ));
             }
+            // Default deny: with row filters, only the database's own tables and views (as the catalog lists
+            // them) and the engine's catalogs; a sequence (`orders_id_seq`) counts every row.
+            if scope.filters_rows()
+                && let Some(known) = &scope.known
+                && !known.contains(&key(table))
+                && !system_relation(self.dialect, table)
+                && !named(table)
+            {
+                return Err(format!(
+                    "`{table}` is not a table or view this database's catalog lists; only those may be read here."
+                ));
+            }
         }
         let Ok(lexed) = self.one_reading(sql) else {
             return Ok(());
         };
         let code: Vec<_> = lexed.code().collect();
-        if scope.filters_rows() && code.first().is_some_and(|t| t.is_word(sql, "EXPLAIN")) {
+        if scope.filters_rows()
+            && code.first().is_some_and(|t| {
+                ["EXPLAIN", "DESC", "DESCRIBE"]
+                    .iter()
+                    .any(|w| t.is_word(sql, w))
+            })
+        {
             return Err(
                 "EXPLAIN shows the planner's estimates over every row, other users' included; run the query itself."
                     .to_owned(),
             );
         }
-        if self.dialect == Dialect::Postgres {
-            for pair in code.windows(2) {
-                if let [name, open] = pair
-                    && matches!(name.kind, Kind::Word | Kind::Quoted)
-                    && open.is_punct(sql, "(")
-                    && let Some(function) = name.ident(sql).map(str::to_ascii_lowercase)
-                    && (POSTGRES_FUNCTIONS.contains(&function.as_str())
-                        || function.starts_with("pg_stat_get_"))
-                {
-                    return Err(format!(
-                        "`{function}` reads statistics or sizes of every row, other users' rows included; it may not be used here."
-                    ));
-                }
+        let (functions, prefix, called_only): (&[&str], Option<&str>, bool) = match self.dialect {
+            Dialect::Postgres => (POSTGRES_FUNCTIONS, Some("pg_stat_get_"), true),
+            Dialect::Mysql => (MYSQL_FUNCTIONS, None, true),
+            // A table-valued pragma may be named without parentheses.
+            _ => (SQLITE_FUNCTIONS, None, false),
+        };
+        for (i, name) in code.iter().enumerate() {
+            if !matches!(name.kind, Kind::Word | Kind::Quoted) {
+                continue;
+            }
+            let called = code.get(i + 1).is_some_and(|t| t.is_punct(sql, "("));
+            if let Some(function) = name.ident(sql).map(str::to_ascii_lowercase)
+                && (called || !called_only)
+                && (functions.contains(&function.as_str())
+                    || prefix.is_some_and(|p| function.starts_with(p)))
+            {
+                return Err(format!(
+                    "`{function}` tells about every row or another statement's, other users' included; it may not be used here."
+                ));
             }
         }
         Ok(())

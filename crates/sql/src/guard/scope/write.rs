@@ -160,6 +160,7 @@ impl Guard {
             .filter(|t| t.kind == Kind::Param)
             .collect();
         let mut numbering = write_numbering(self.dialect, sql, &own)?;
+        let own_count = super::splice::own_values(&numbering, lexed);
         // (insertion point, text) pairs, in order.
         let (condition, bound) = filter.render(&mut numbering);
         // (insertion point, text) pairs, in order.
@@ -219,6 +220,7 @@ impl Guard {
             sql: out,
             filtered: vec![(key(&table), filter.configured.clone())],
             values: bound.into_iter().map(|v| (positional, v)).collect(),
+            own: own_count,
         })
     }
 
