@@ -13,6 +13,7 @@ mod filter;
 mod locate;
 mod splice;
 mod statistics;
+mod verify;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -12,7 +12,7 @@ use sqlparser::ast::{
 use super::super::lex::{Kind, Lexed, Token};
 use super::super::{Guard, Reason, reason};
 use super::locate::Located;
-use super::splice::unchanged_outside;
+use super::verify::unchanged_outside;
 use super::{Numbering, Scope, Scoped, key};
 use crate::dialect::Dialect;
 
