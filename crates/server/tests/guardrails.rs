@@ -83,6 +83,25 @@ async fn a_foreign_host_is_refused_on_every_route_and_the_servers_own_names_are_
     }
     // Nothing was created by the refused requests.
     assert_eq!(stored(&s).await, (0, 0));
+    // Two Host headers, the server's own first: every one is judged, not only the first.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(s.authority()).await.unwrap();
+        tcp.write_all(
+            format!(
+                "GET /api/me HTTP/1.1\r\nHost: {}\r\nHost: {EVIL}\r\nConnection: close\r\n\r\n",
+                s.authority()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).await.unwrap();
+        let status = answer.split(' ').nth(1).unwrap_or_default().to_owned();
+        assert!(status == "421" || status == "400", "{answer}");
+        assert!(!answer.contains(r#""admin":true"#), "{answer}");
+    }
 
     // The names it was reached by pass: its address (what reqwest sends), localhost and [::1] at any port.
     let port = s.port().to_owned();

@@ -31,6 +31,7 @@ INSERT INTO orders VALUES (1, 1, 'a', 10, 'mine-1'), (2, 1, 'a', 20, 'mine-2'),
   (3, 2, 'c', 30, 'CANARY-ORDER-3'), (4, 3, 'b', 40, 'CANARY-ORDER-4'), (5, 2, 'c', 50, 'CANARY-ORDER-5');
 INSERT INTO products VALUES (1, 'CanaryProduct');
 CREATE VIEW all_orders AS SELECT * FROM orders;
+CREATE VIEW customer_directory AS SELECT id, name, email, phone FROM customers;
 ";
 
 /// Owners planted in orders 100…: each hostile value must select exactly its own row.
@@ -96,6 +97,18 @@ async fn engines() -> Vec<Engine> {
         Err(e) => common::skip(&format!("MariaDB at 127.0.0.1:3306 is not usable: {e}")),
     }
     for engine in &out {
+        if engine.db.dialect() == Dialect::Postgres {
+            // Tables of the same names in another schema, which no role lists.
+            engine
+                .db
+                .execute_script(
+                    "CREATE SCHEMA other; \
+                     CREATE TABLE other.orders AS SELECT * FROM public.orders; \
+                     CREATE TABLE other.customers AS SELECT * FROM public.customers",
+                )
+                .await
+                .unwrap();
+        }
         let mut tx = engine.db.begin_write().await.unwrap();
         for (i, owner) in HOSTILE_OWNERS.iter().enumerate() {
             let p = engine.db.dialect().placeholder(1);
@@ -630,6 +643,20 @@ const ATTACKS: &[(&str, Role, &str)] = &[
     ("sqlite", Role::Rows, "SELECT * FROM sqlite_stat1"),
     ("sqlite", Role::Rows, "SELECT * FROM sqlite_master"),
     // Masks: the original never leaves the engine, whatever reads it.
+    (
+        "all",
+        Role::Masked,
+        "SELECT email, phone FROM customer_directory",
+    ),
+    ("all", Role::Support, "SELECT * FROM customer_directory"),
+    ("all", Role::Rows, "SELECT * FROM customer_directory"),
+    ("postgres", Role::Rows, "SELECT note FROM other.orders"),
+    (
+        "postgres",
+        Role::Masked,
+        "SELECT email FROM other.customers",
+    ),
+    ("postgres", Role::Support, "SELECT note FROM other.orders"),
     ("all", Role::Masked, "SELECT email, phone FROM customers"),
     ("all", Role::Masked, "SELECT * FROM customers"),
     (

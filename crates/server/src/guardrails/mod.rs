@@ -112,14 +112,17 @@ impl Guardrails {
 
     /// The request's Host, when it is one of the server's names.
     fn check_host(&self, uri: &Uri, headers: &HeaderMap) -> Result<Option<HostName>, ApiError> {
-        let header = headers
-            .get(HOST)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        // Several `Host` headers: each is a name the request claims; all are judged below.
+        let headers_named: Vec<String> = headers
+            .get_all(HOST)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
         // HTTP/2's `:authority`, or an absolute-form request target: also a name the client used.
         let target = uri.authority().map(|a| a.as_str().to_owned());
-        let named: Vec<&str> = header
-            .as_deref()
-            .into_iter()
+        let named: Vec<&str> = headers_named
+            .iter()
+            .map(String::as_str)
             .chain(target.as_deref())
             .collect();
         let Some(hosts) = &self.hosts else {

@@ -12,8 +12,8 @@ use crate::dialect::Dialect;
 pub enum Mask {
     /// The first character, `***`, and for an e-mail address its `@domain` (`a***@example.com`).
     Partial,
-    /// The SHA-256 of the value's text in hex (equal values stay equal: joins and `count(DISTINCT …)` still
-    /// work), the same on every engine.
+    /// The SHA-256 in hex of a secret key and the value's text (equal values stay equal: joins and
+    /// `count(DISTINCT …)` still work; without the key a reader cannot test a guess).
     Hash,
     /// Always NULL.
     Null,
@@ -29,16 +29,22 @@ impl Mask {
         }
     }
 
-    /// The SQL expression that masks `column` (already quoted by the caller) on `dialect`.
-    pub fn expression(self, dialect: Dialect, column: &str) -> String {
+    /// The SQL expression that masks `column` (already quoted by the caller) on `dialect`; `key` is the
+    /// placeholder of the hash's secret key (bound to [`mask_key`]), unused by the other masks.
+    pub fn expression(self, dialect: Dialect, column: &str, key: &str) -> String {
         match (self, dialect) {
             (Mask::Null, _) => "NULL".to_owned(),
-            (Mask::Hash, Dialect::Postgres) => {
-                format!("encode(sha256(convert_to(CAST({column} AS text), 'UTF8')), 'hex')")
+            // Keyed: the digest of the key and the value, so that a reader cannot test guesses by hashing them.
+            (Mask::Hash, Dialect::Postgres) => format!(
+                "encode(sha256(convert_to(CAST({key} AS text) || CAST({column} AS text), 'UTF8')), 'hex')"
+            ),
+            (Mask::Hash, Dialect::Mysql) => {
+                format!("SHA2(CONCAT({key}, CAST({column} AS CHAR)), 256)")
             }
-            (Mask::Hash, Dialect::Mysql) => format!("SHA2(CAST({column} AS CHAR), 256)"),
             // SQLite has no digest function: Steward registers this one on every connection.
-            (Mask::Hash, Dialect::Sqlite) => format!("steward_mask_hash(CAST({column} AS TEXT))"),
+            (Mask::Hash, Dialect::Sqlite) => {
+                format!("steward_mask_hash({key} || CAST({column} AS TEXT))")
+            }
             (Mask::Partial, Dialect::Postgres) => format!(
                 "CASE WHEN {column} IS NULL THEN NULL ELSE left(CAST({column} AS text), 1) || '***' || \
                  CASE WHEN strpos(CAST({column} AS text), '@') > 0 \
@@ -56,4 +62,22 @@ impl Mask {
             ),
         }
     }
+}
+
+/// The secret key of `hash` masks: `STEWARD_MASK_KEY` when set (several processes then mask alike), else a
+/// random key for this process's life.
+pub(crate) fn mask_key() -> &'static str {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| match std::env::var("STEWARD_MASK_KEY") {
+        Ok(key) if !key.is_empty() => key,
+        _ => {
+            use std::hash::{BuildHasher, Hasher};
+            let random = |salt: u64| {
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_u64(salt);
+                h.finish()
+            };
+            format!("{:016x}{:016x}", random(1), random(2))
+        }
+    })
 }

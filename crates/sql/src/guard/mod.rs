@@ -27,7 +27,7 @@ mod classify;
 mod functions;
 mod lex;
 mod lexical;
-mod mask;
+pub(crate) mod mask;
 mod named;
 mod parse;
 mod policy;

@@ -80,9 +80,7 @@ pub async fn read_as(
     };
     let guard = guard.clone().with_policy(access.read.clone());
     let mut scope = access.scope.clone();
-    if !scope.is_empty() {
-        scope.complete(&*db.catalog().await?);
-    }
+    scope.complete(&*db.catalog().await?);
     let scoped = guard
         .scoped(sql, &scope)
         .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;

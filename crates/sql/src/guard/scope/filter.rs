@@ -37,7 +37,8 @@ pub(crate) enum Numbering {
 }
 
 impl Numbering {
-    fn placeholder(&mut self) -> String {
+    /// The next generated placeholder.
+    pub(crate) fn placeholder(&mut self) -> String {
         match self {
             Numbering::Numbered { dollar, next } => {
                 let text = if *dollar {

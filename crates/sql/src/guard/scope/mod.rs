@@ -34,7 +34,8 @@ pub struct Scope {
     /// Views (by lowercase name) of the database: a principal whose rows are filtered may not read one that is
     /// not itself scoped, since a view can read a scoped table past its filter.
     views: BTreeSet<String>,
-    /// The database's own tables and views (lowercase), once the catalog is known (see [`Scope::complete`]).
+    /// The database's own tables and views, lowercase as the catalog names them (bare in the current schema),
+    /// once the catalog is known (see [`Scope::complete`]).
     known: Option<BTreeSet<String>>,
 }
 
@@ -110,7 +111,7 @@ impl Scope {
             if table.kind == TableKind::View {
                 self.views.insert(key(&table.name));
             }
-            known.insert(key(&table.name));
+            known.insert(table.name.to_ascii_lowercase());
         }
         self.known = Some(known);
         for (name, scope) in &mut self.tables {

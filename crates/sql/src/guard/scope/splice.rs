@@ -9,6 +9,8 @@ use super::super::{Guard, Verdict};
 use super::locate::{Located, Relations};
 use super::{Numbering, Scope, Scoped, TableScope, key, quote};
 use crate::dialect::Dialect;
+use crate::guard::Mask;
+use crate::guard::mask::mask_key;
 use crate::query::Param;
 
 /// Why a text was not scoped.
@@ -315,13 +317,23 @@ fn derived(
         .last()
         .map(|p| quote(dialect, &folded(dialect, p)))
         .unwrap_or_default();
+    // Values in the order their placeholders stand in the text: the masks' key, then the filter's.
+    let mut values = Vec::new();
     let columns = match &table.columns {
         Some(columns) => columns
             .iter()
             .map(|c| {
                 let quoted = quote(dialect, c);
                 match table.masks.get(&c.to_ascii_lowercase()) {
-                    Some(mask) => format!("{} AS {quoted}", mask.expression(dialect, &quoted)),
+                    Some(Mask::Hash) => {
+                        let key = numbering.placeholder();
+                        values.push(Param::Text(mask_key().to_owned()));
+                        format!(
+                            "{} AS {quoted}",
+                            Mask::Hash.expression(dialect, &quoted, &key)
+                        )
+                    }
+                    Some(mask) => format!("{} AS {quoted}", mask.expression(dialect, &quoted, "")),
                     None => quoted,
                 }
             })
@@ -334,12 +346,13 @@ fn derived(
             ));
         }
     };
-    let (filter, values) = match &table.filter {
+    let filter = match &table.filter {
         Some(filter) => {
-            let (text, values) = filter.render(numbering);
-            (format!(" WHERE ({text}){}", fence(dialect)), values)
+            let (text, bound) = filter.render(numbering);
+            values.extend(bound);
+            format!(" WHERE ({text}){}", fence(dialect))
         }
-        None => (String::new(), Vec::new()),
+        None => String::new(),
     };
     let inner = format!("(SELECT {columns} FROM {name}{filter})");
     let text = if edit.query {

@@ -78,10 +78,12 @@ fn system_relation(dialect: Dialect, table: &str) -> bool {
         Dialect::Postgres => {
             matches!(schema, Some("pg_catalog" | "information_schema")) || last.starts_with("pg_")
         }
-        Dialect::Mysql => matches!(
-            schema,
-            Some("information_schema" | "mysql" | "performance_schema" | "sys")
-        ),
+        Dialect::Mysql => {
+            matches!(
+                schema,
+                Some("information_schema" | "mysql" | "performance_schema" | "sys")
+            ) || (schema.is_none() && last == "dual")
+        }
         _ => last.starts_with("sqlite_") || last.starts_with("pragma_"),
     }
 }
@@ -106,6 +108,31 @@ fn statistics_catalog(dialect: Dialect, table: &str) -> bool {
 }
 
 impl Guard {
+    /// True when `table` (as written) is one the catalog lists (`known`, lowercase): a bare name, or a name
+    /// qualified with its own schema or the database's home (PostgreSQL `public`, MySQL the current database,
+    /// SQLite `main`).
+    fn listed(&self, known: &std::collections::BTreeSet<String>, table: &str) -> bool {
+        let lower = table.to_ascii_lowercase();
+        if known.contains(&lower) {
+            return true;
+        }
+        let Some((qualifier, name)) = lower.split_once('.') else {
+            return false;
+        };
+        if name.contains('.') || !known.contains(name) {
+            return false;
+        }
+        match self.dialect {
+            Dialect::Postgres => qualifier == "public",
+            Dialect::Mysql => self
+                .settings
+                .current_database
+                .as_deref()
+                .is_some_and(|db| db.eq_ignore_ascii_case(qualifier)),
+            _ => qualifier == "main",
+        }
+    }
+
     /// Refuses what a principal limited by `scope` (or by a `read` list) may not read beyond its tables.
     pub(super) fn statistics(
         &self,
@@ -119,38 +146,54 @@ impl Guard {
                 .as_ref()
                 .is_some_and(|list| list.iter().any(|t| same_table(t, table)))
         };
+        let Ok(lexed) = self.one_reading(sql) else {
+            return Ok(());
+        };
+        let code: Vec<_> = lexed.code().collect();
+        // Names called as functions (`generate_series(…)` in FROM is a relation to the parse, not a table).
+        let called: std::collections::BTreeSet<String> = code
+            .windows(2)
+            .filter_map(|w| match w {
+                [name, open] if open.is_punct(sql, "(") => {
+                    name.ident(sql).map(str::to_ascii_lowercase)
+                }
+                _ => None,
+            })
+            .collect();
+        let limited = !scope.is_empty();
         for table in &first.tables {
             if statistics_catalog(self.dialect, table) && !named(table) {
                 return Err(format!(
                     "`{table}` holds statistics or sizes of every row, other users' rows included; it may not be read here."
                 ));
             }
-            if scope.filters_rows()
+            if limited
                 && scope.views.contains(&key(table))
                 && scope.get(table).is_none()
                 && !named(table)
             {
                 return Err(format!(
-                    "`{table}` is a view, which can read rows you may not see; read the tables themselves."
+                    "`{table}` is a view, which can read the tables' rows and columns past your limits; read the tables themselves."
                 ));
             }
-            // Default deny: with row filters, only the database's own tables and views (as the catalog lists
-            // them) and the engine's catalogs; a sequence (`orders_id_seq`) counts every row.
-            if scope.filters_rows()
-                && let Some(known) = &scope.known
-                && !known.contains(&key(table))
+            // Default deny: only the database's own tables and views as the catalog lists them (in this
+            // database: `other_db.orders` is another table), and the engine's catalogs; a sequence
+            // (`orders_id_seq`) counts every row.
+            if let Some(known) = &scope.known
+                && !called.contains(&key(table))
                 && !system_relation(self.dialect, table)
-                && !named(table)
+                && !self.listed(known, table)
+                && !self
+                    .policy
+                    .tables
+                    .as_ref()
+                    .is_some_and(|list| list.iter().any(|t| t.eq_ignore_ascii_case(table)))
             {
                 return Err(format!(
-                    "`{table}` is not a table or view this database's catalog lists; only those may be read here."
+                    "`{table}` is not a table or view of this database's catalog; only those may be read here."
                 ));
             }
         }
-        let Ok(lexed) = self.one_reading(sql) else {
-            return Ok(());
-        };
-        let code: Vec<_> = lexed.code().collect();
         if scope.filters_rows()
             && code.first().is_some_and(|t| {
                 ["EXPLAIN", "DESC", "DESCRIBE"]

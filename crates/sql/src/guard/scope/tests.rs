@@ -211,8 +211,15 @@ fn masks_select_the_masked_value_under_the_columns_name() {
     let scoped = Guard::new(Dialect::Postgres)
         .scoped("SELECT count(DISTINCT email) FROM customers", &scope)
         .unwrap();
+    // The key is bound, never written into the text.
+    assert_eq!(
+        scoped.bind(&[]).unwrap(),
+        [Param::Text(crate::guard::mask::mask_key().to_owned())]
+    );
     assert!(
-        scoped.sql.contains("encode(sha256(convert_to(CAST(\"email\" AS text), 'UTF8')), 'hex') AS \"email\" FROM \"customers\""),
+        scoped.sql.contains(
+            "encode(sha256(convert_to(CAST($1 AS text) || CAST(\"email\" AS text), 'UTF8')), 'hex') AS \"email\" FROM \"customers\""
+        ),
         "{}",
         scoped.sql
     );
