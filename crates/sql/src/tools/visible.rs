@@ -48,15 +48,25 @@ pub fn visible_catalog<'a>(catalog: &'a Catalog, access: Option<&Access>) -> Cow
     {
         return Cow::Borrowed(catalog);
     }
+    // A view reads its tables past the scope: the guard refuses one that is not scoped itself or named in the
+    // read list to a scoped role, so it is not shown either.
+    let scoped = !access.scope.is_empty();
+    let named = |t: &Table| {
+        access
+            .read
+            .tables
+            .as_ref()
+            .is_some_and(|allowed| allowed.iter().any(|a| same_table(a, &t.name)))
+    };
     let mut tables: Vec<Table> = catalog
         .tables
         .iter()
+        .filter(|t| access.read.tables.is_none() || named(t))
         .filter(|t| {
-            access
-                .read
-                .tables
-                .as_ref()
-                .is_none_or(|allowed| allowed.iter().any(|a| same_table(a, &t.name)))
+            !scoped
+                || t.kind != crate::catalog::TableKind::View
+                || named(t)
+                || access.scope.scopes(&t.name)
         })
         .map(|t| visible_table(t, access, &filtered, &masks))
         .collect();
@@ -399,5 +409,56 @@ mod tests {
             visible_to(&catalog, None, &Principal::local()).tables.len(),
             4
         );
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+    use crate::catalog::{Column, TableKind};
+    use crate::dialect::Dialect;
+    use crate::guard::{Mask, Scope};
+
+    #[test]
+    fn a_scoped_role_is_not_shown_views_it_may_not_read() {
+        let column = |name: &str| Column {
+            name: name.into(),
+            data_type: "TEXT".into(),
+            nullable: true,
+            default: None,
+            comment: None,
+            samples: Default::default(),
+        };
+        let relation = |name: &str, kind: TableKind| Table {
+            name: name.into(),
+            kind,
+            comment: None,
+            primary_key: Vec::new(),
+            columns: vec![column("email")],
+            foreign_keys: Vec::new(),
+            rows: None,
+        };
+        let catalog = Catalog::new(
+            Dialect::Sqlite,
+            vec![
+                relation("customers", TableKind::Table),
+                relation("customer_directory", TableKind::View),
+            ],
+        );
+        let mut scope = Scope::new();
+        scope.mask("customers", "email", Mask::Hash);
+        let masked = Access {
+            scope,
+            ..Access::default()
+        };
+        let names = |access: Option<&Access>| -> Vec<String> {
+            visible_catalog(&catalog, access)
+                .tables
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        };
+        assert_eq!(names(Some(&masked)), ["customers"]);
+        assert_eq!(names(None), ["customer_directory", "customers"]);
     }
 }

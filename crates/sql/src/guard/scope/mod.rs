@@ -161,6 +161,11 @@ impl Scope {
             .collect()
     }
 
+    /// True when `table` has a scope of its own (its columns, rows or masks are limited).
+    pub fn scopes(&self, table: &str) -> bool {
+        self.get(table).is_some()
+    }
+
     fn get(&self, table: &str) -> Option<&TableScope> {
         self.tables.get(&key(table))
     }
