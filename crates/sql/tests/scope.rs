@@ -1144,3 +1144,24 @@ async fn limited_roles_get_no_count_of_every_row() {
         }
     }
 }
+
+#[tokio::test]
+async fn what_cannot_follow_a_derived_table_is_refused_with_a_reason_the_user_can_act_on() {
+    let engines = engines().await;
+    for engine in &engines {
+        if engine.name != "mariadb" {
+            continue;
+        }
+        for sql in [
+            "SELECT id FROM orders USE INDEX (PRIMARY)",
+            "SELECT id FROM orders FORCE INDEX (PRIMARY) WHERE id > 0",
+        ] {
+            let out = run_as(engine, &access(Role::Rows, ada()), sql).await;
+            assert!(
+                out.as_ref()
+                    .is_err_and(|e| e.contains("cannot take index hints")),
+                "{sql}: {out:?}"
+            );
+        }
+    }
+}

@@ -112,6 +112,8 @@ pub(super) struct Relations {
     pub(super) table_queries: Vec<(Option<String>, String)>,
     /// The names of CTEs.
     pub(super) ctes: Vec<String>,
+    /// Table references with index hints, partitions, a sample or a version after the name.
+    pub(super) decorated: Vec<ObjectName>,
 }
 
 impl Relations {
@@ -157,11 +159,32 @@ impl Visitor for Relations {
 
     fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
         if let TableFactor::Table {
-            name, alias, args, ..
+            name,
+            alias,
+            args,
+            with_hints,
+            version,
+            with_ordinality,
+            partitions,
+            json_path,
+            sample,
+            index_hints,
         } = factor
         {
             self.factors
                 .push((name.clone(), alias.is_some(), args.is_some()));
+            // What follows the name and applies to the table itself (index hints, partitions, a sample, a
+            // version): it cannot follow a derived table.
+            if !with_hints.is_empty()
+                || version.is_some()
+                || *with_ordinality
+                || !partitions.is_empty()
+                || json_path.is_some()
+                || sample.is_some()
+                || !index_hints.is_empty()
+            {
+                self.decorated.push(name.clone());
+            }
         }
         ControlFlow::Continue(())
     }

@@ -56,6 +56,18 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
         )
         .into());
     }
+    for name in &relations.decorated {
+        if let Some(last) = parts(name).and_then(|p| p.last().cloned())
+            && scope.get(&last.value).is_some()
+        {
+            return Err(format!(
+                "`{}` is limited to what you may see, so it cannot take index hints, PARTITION, TABLESAMPLE or a \
+                 version after its name; remove them.",
+                last.value
+            )
+            .into());
+        }
+    }
     let mut edits = Vec::new();
     for (name, aliased, args) in &relations.factors {
         let parts =
