@@ -30,7 +30,8 @@ impl Mask {
     }
 
     /// The SQL expression that masks `column` (already quoted by the caller) on `dialect`; `key` is the
-    /// placeholder of the hash's secret key (bound to [`mask_key`]), unused by the other masks.
+    /// placeholder of the hash's secret key (`STEWARD_MASK_KEY`, else random per process), unused by the
+    /// other masks.
     pub fn expression(self, dialect: Dialect, column: &str, key: &str) -> String {
         match (self, dialect) {
             (Mask::Null, _) => "NULL".to_owned(),
