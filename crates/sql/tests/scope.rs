@@ -32,6 +32,8 @@ INSERT INTO orders VALUES (1, 1, 'a', 10, 'mine-1'), (2, 1, 'a', 20, 'mine-2'),
 INSERT INTO products VALUES (1, 'CanaryProduct');
 CREATE VIEW all_orders AS SELECT * FROM orders;
 CREATE VIEW customer_directory AS SELECT id, name, email, phone FROM customers;
+CREATE VIEW orders_again AS SELECT * FROM all_orders;
+CREATE VIEW product_names AS SELECT id, name FROM products;
 ";
 
 /// Owners planted in orders 100…: each hostile value must select exactly its own row.
@@ -650,6 +652,12 @@ const ATTACKS: &[(&str, Role, &str)] = &[
     ),
     ("all", Role::Support, "SELECT * FROM customer_directory"),
     ("all", Role::Rows, "SELECT * FROM customer_directory"),
+    ("all", Role::Rows, "SELECT * FROM orders_again"),
+    (
+        "all",
+        Role::Masked,
+        "SELECT * FROM orders_again o JOIN customer_directory c ON c.id = o.customer_id",
+    ),
     ("postgres", Role::Rows, "SELECT note FROM other.orders"),
     (
         "postgres",

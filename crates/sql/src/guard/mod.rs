@@ -235,6 +235,17 @@ impl Guard {
         Ok(readings)
     }
 
+    /// The names `sql` mentions, as the engine reads them (quoted names decoded), lowercase: for telling whether a
+    /// view's definition reads a table. Every unquoted word counts, keywords included.
+    pub fn names(&self, sql: &str) -> Vec<String> {
+        let lexed = lex::lex(sql, self.default_mode());
+        lexed
+            .code()
+            .filter_map(|t| t.ident(sql))
+            .map(str::to_ascii_lowercase)
+            .collect()
+    }
+
     /// The one way the engine reads `sql`, for locating edits in it: a text that reads two ways (MySQL's
     /// `ANSI_QUOTES` unknown) cannot be edited safely.
     fn one_reading(&self, sql: &str) -> Result<Lexed, String> {

@@ -81,6 +81,8 @@ pub async fn read_as(
     let guard = guard.clone().with_policy(access.read.clone());
     let mut scope = access.scope.clone();
     scope.complete(&*db.catalog().await?);
+    // Views that read no scoped table may be read; the others stay refused.
+    super::views::allow_safe_views(db, &guard, &mut scope, sql).await?;
     let scoped = guard
         .scoped(sql, &scope)
         .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;

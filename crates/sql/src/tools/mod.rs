@@ -7,6 +7,7 @@ mod ask_database;
 mod catalog_tools;
 mod query_table;
 mod run_sql;
+mod views;
 mod visible;
 
 use std::borrow::Cow;

@@ -34,6 +34,8 @@ pub struct Scope {
     /// Views (by lowercase name) of the database: a principal whose rows are filtered may not read one that is
     /// not itself scoped, since a view can read a scoped table past its filter.
     views: BTreeSet<String>,
+    /// Views found to read no scoped table (lowercase last part): readable despite the scope.
+    readable_views: BTreeSet<String>,
     /// The database's own tables and views, lowercase as the catalog names them (bare in the current schema),
     /// once the catalog is known (see [`Scope::complete`]).
     known: Option<BTreeSet<String>>,
@@ -149,6 +151,7 @@ impl Scope {
         Self {
             tables,
             views: self.views.clone(),
+            readable_views: self.readable_views.clone(),
             known: self.known.clone(),
         }
     }
@@ -159,6 +162,22 @@ impl Scope {
             .iter()
             .filter_map(|(t, s)| s.filter.as_ref().map(|f| (t.clone(), f.configured.clone())))
             .collect()
+    }
+
+    /// True when `name` is one of the database's views (once [`Scope::complete`] read the catalog).
+    pub fn is_view(&self, name: &str) -> bool {
+        self.views.contains(&key(name))
+    }
+
+    /// True when `name` is a view without a scope of its own, while something else is scoped: the guard
+    /// refuses it unless [`Scope::allow_view`] said it reads no scoped table.
+    pub fn is_unscoped_view(&self, name: &str) -> bool {
+        !self.is_empty() && self.is_view(name) && !self.scopes(name)
+    }
+
+    /// Lets the principal read the view `name`, whose definition reads no scoped table.
+    pub fn allow_view(&mut self, name: &str) {
+        self.readable_views.insert(key(name));
     }
 
     /// True when `table` has a scope of its own (its columns, rows or masks are limited).

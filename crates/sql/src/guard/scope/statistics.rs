@@ -170,10 +170,11 @@ impl Guard {
             if limited
                 && scope.views.contains(&key(table))
                 && scope.get(table).is_none()
+                && !scope.readable_views.contains(&key(table))
                 && !named(table)
             {
                 return Err(format!(
-                    "`{table}` is a view, which can read the tables' rows and columns past your limits; read the tables themselves."
+                    "`{table}` is a view that reads tables whose rows or columns are limited for you, past those limits; read the tables themselves."
                 ));
             }
             // Default deny: only the database's own tables and views as the catalog lists them (in this
