@@ -106,7 +106,35 @@ async fn engines() -> Vec<Engine> {
                 .execute_script(
                     "CREATE SCHEMA other; \
                      CREATE TABLE other.orders AS SELECT * FROM public.orders; \
-                     CREATE TABLE other.customers AS SELECT * FROM public.customers",
+                     CREATE TABLE other.customers AS SELECT * FROM public.customers; \
+                     CREATE SCHEMA s; \
+                     CREATE VIEW s.v_safe AS SELECT * FROM public.orders; \
+                     CREATE VIEW public.v_safe AS SELECT id, name FROM products; \
+                     CREATE VIEW \"x.v_safe\" AS SELECT * FROM orders; \
+                     CREATE FUNCTION f_ord() RETURNS SETOF orders LANGUAGE sql AS $$ SELECT * FROM orders $$; \
+                     CREATE VIEW v_fn AS SELECT * FROM f_ord(); \
+                     CREATE VIEW v_xml AS SELECT query_to_xml('select note from orders', true, false, '') AS x",
+                )
+                .await
+                .unwrap();
+        }
+        if engine.db.dialect() == Dialect::Mysql {
+            engine
+                .db
+                .execute_script(
+                    "CREATE VIEW v_safe AS SELECT id, name FROM products; \
+                     CREATE VIEW `x.v_safe` AS SELECT * FROM orders",
+                )
+                .await
+                .unwrap();
+        }
+        if engine.db.dialect() == Dialect::Sqlite {
+            engine
+                .db
+                .execute_script(
+                    "CREATE VIEW v_safe AS SELECT id, name FROM products; \
+                     CREATE VIEW [x.v_safe] AS SELECT * FROM orders; \
+                     CREATE VIRTUAL TABLE ft USING fts5(note, content='orders', content_rowid='id')",
                 )
                 .await
                 .unwrap();
@@ -653,6 +681,38 @@ const ATTACKS: &[(&str, Role, &str)] = &[
     ("all", Role::Support, "SELECT * FROM customer_directory"),
     ("all", Role::Rows, "SELECT * FROM customer_directory"),
     ("all", Role::Rows, "SELECT * FROM orders_again"),
+    ("postgres", Role::Rows, "SELECT note FROM s.v_safe"),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT a.note FROM s.v_safe a, v_safe b",
+    ),
+    ("postgres", Role::Rows, "SELECT note FROM \"x.v_safe\""),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT v.note FROM v_safe s, \"x.v_safe\" v",
+    ),
+    ("postgres", Role::Rows, "SELECT note FROM v_fn"),
+    ("postgres", Role::Rows, "SELECT x::text FROM v_xml"),
+    ("mariadb", Role::Rows, "SELECT note FROM `x.v_safe`"),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT v.note FROM v_safe s, `x.v_safe` v",
+    ),
+    ("sqlite", Role::Rows, "SELECT note FROM [x.v_safe]"),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT v.note FROM v_safe s, \"x.v_safe\" v",
+    ),
+    ("sqlite", Role::Rows, "SELECT note FROM ft"),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT note FROM ft WHERE ft MATCH 'CANARY'",
+    ),
     (
         "all",
         Role::Masked,

@@ -33,6 +33,9 @@ pub(super) struct Walker<'a> {
     pub(super) modifying: bool,
     pub(super) reasons: Vec<Reason>,
     relations: Vec<String>,
+    /// The next relation visited is a table function's name (`generate_series(…)`, `json_each(…)`): judged
+    /// as a function, not as a table by the allowlists (SQLite's `pragma_…` catalogs stay tables).
+    function_next: bool,
     ctes: BTreeSet<String>,
     pub(super) columns: BTreeSet<String>,
     /// Qualified column references: (qualifier, column), e.g. `c.email`.
@@ -50,6 +53,7 @@ impl<'a> Walker<'a> {
             modifying: false,
             reasons: Vec::new(),
             relations: Vec::new(),
+            function_next: false,
             ctes: BTreeSet::new(),
             columns: BTreeSet::new(),
             qualified: BTreeSet::new(),
@@ -244,7 +248,10 @@ impl Visitor for Walker<'_> {
                 name,
                 args: Some(args),
                 ..
-            } => self.function(name, &args.args, !args.args.is_empty()),
+            } => {
+                self.function_next = true;
+                self.function(name, &args.args, !args.args.is_empty());
+            }
             TableFactor::Function { name, args, .. } => {
                 self.function(name, args, !args.is_empty());
             }
@@ -270,6 +277,13 @@ impl Visitor for Walker<'_> {
 
     fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
         self.relation(relation);
+        if std::mem::take(&mut self.function_next)
+            && !object_name(relation)
+                .to_ascii_lowercase()
+                .starts_with("pragma_")
+        {
+            self.relations.pop();
+        }
         ControlFlow::Continue(())
     }
 

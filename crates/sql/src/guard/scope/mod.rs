@@ -34,8 +34,10 @@ pub struct Scope {
     /// Views (by lowercase name) of the database: a principal whose rows are filtered may not read one that is
     /// not itself scoped, since a view can read a scoped table past its filter.
     views: BTreeSet<String>,
-    /// Views found to read no scoped table (lowercase last part): readable despite the scope.
+    /// Views found to read no scoped table (lowercase, as written): readable despite the scope.
     readable_views: BTreeSet<String>,
+    /// Relations found to read a scoped table (SQLite virtual tables; lowercase, as written): refused.
+    denied: BTreeSet<String>,
     /// The database's own tables and views, lowercase as the catalog names them (bare in the current schema),
     /// once the catalog is known (see [`Scope::complete`]).
     known: Option<BTreeSet<String>>,
@@ -152,6 +154,7 @@ impl Scope {
             tables,
             views: self.views.clone(),
             readable_views: self.readable_views.clone(),
+            denied: self.denied.clone(),
             known: self.known.clone(),
         }
     }
@@ -175,9 +178,19 @@ impl Scope {
         !self.is_empty() && self.is_view(name) && !self.scopes(name)
     }
 
-    /// Lets the principal read the view `name`, whose definition reads no scoped table.
+    /// Lets the principal read the view `name` (as written), whose definition reads no scoped table.
     pub fn allow_view(&mut self, name: &str) {
-        self.readable_views.insert(key(name));
+        self.readable_views.insert(name.to_ascii_lowercase());
+    }
+
+    /// Refuses the relation `name` (as written), which reads a scoped table past the scope.
+    pub fn deny(&mut self, name: &str) {
+        self.denied.insert(name.to_ascii_lowercase());
+    }
+
+    /// The scoped tables' names (lowercase).
+    pub fn scoped_tables(&self) -> Vec<String> {
+        self.tables.keys().cloned().collect()
     }
 
     /// True when `table` has a scope of its own (its columns, rows or masks are limited).

@@ -170,11 +170,16 @@ impl Guard {
             if limited
                 && scope.views.contains(&key(table))
                 && scope.get(table).is_none()
-                && !scope.readable_views.contains(&key(table))
+                && !scope.readable_views.contains(&table.to_ascii_lowercase())
                 && !named(table)
             {
                 return Err(format!(
                     "`{table}` is a view that reads tables whose rows or columns are limited for you, past those limits; read the tables themselves."
+                ));
+            }
+            if scope.denied.contains(&table.to_ascii_lowercase()) {
+                return Err(format!(
+                    "`{table}` reads tables whose rows or columns are limited for you, past those limits; read the tables themselves."
                 ));
             }
             // Default deny: only the database's own tables and views as the catalog lists them (in this
