@@ -912,6 +912,93 @@ const LEGIT: &[(&str, Role, &str, &str)] = &[
         "SELECT count(*) AS n FROM customers WHERE phone IS NOT NULL GROUP BY phone ORDER BY 1",
         "SELECT 3 AS n",
     ),
+    (
+        "all",
+        Role::Support,
+        "SELECT o.id FROM (orders o JOIN customers c ON c.id = o.customer_id) ORDER BY 1",
+        "SELECT id FROM orders WHERE customer_id = 1 ORDER BY 1",
+    ),
+    // A guess hashed by the reader matches nothing: the hash is keyed.
+    (
+        "postgres",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers WHERE email = encode(sha256(convert_to('ada@example.com', 'UTF8')), 'hex')",
+        "SELECT 0 AS n",
+    ),
+    (
+        "mariadb",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers WHERE email = SHA2('ada@example.com', 256)",
+        "SELECT 0 AS n",
+    ),
+    (
+        "sqlite",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers WHERE email = steward_mask_hash('ada@example.com')",
+        "SELECT 0 AS n",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT count(*) AS n FROM customers a JOIN customers b ON a.email = b.email",
+        "SELECT 3 AS n",
+    ),
+    // Table functions, DUAL and the home schema are not other relations.
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT g.d, count(o.id) AS n FROM generate_series(1, 3) AS g(d) LEFT JOIN orders o ON o.id = g.d GROUP BY g.d ORDER BY 1",
+        "SELECT g.d, count(o.id) AS n FROM generate_series(1, 3) AS g(d) LEFT JOIN (SELECT * FROM orders WHERE customer_id = 1) o ON o.id = g.d GROUP BY g.d ORDER BY 1",
+    ),
+    (
+        "sqlite",
+        Role::Rows,
+        "SELECT j.value, count(o.id) AS n FROM json_each('[1,2,3]') j LEFT JOIN orders o ON o.id = j.value GROUP BY 1 ORDER BY 1",
+        "SELECT j.value, count(o.id) AS n FROM json_each('[1,2,3]') j LEFT JOIN (SELECT * FROM orders WHERE customer_id = 1) o ON o.id = j.value GROUP BY 1 ORDER BY 1",
+    ),
+    (
+        "mariadb",
+        Role::Rows,
+        "SELECT 1 AS a FROM DUAL",
+        "SELECT 1 AS a",
+    ),
+    (
+        "postgres",
+        Role::Rows,
+        "SELECT count(*) AS n FROM public.orders",
+        "SELECT count(*) AS n FROM orders WHERE customer_id = 1",
+    ),
+    (
+        "sqlite",
+        Role::Support,
+        "SELECT value FROM json_each('[1,2,3]') ORDER BY 1",
+        "SELECT 1 AS value UNION ALL SELECT 2 UNION ALL SELECT 3",
+    ),
+    (
+        "postgres",
+        Role::Support,
+        "SELECT g FROM generate_series(1, 3) AS g ORDER BY 1",
+        "SELECT 1 AS g UNION ALL SELECT 2 UNION ALL SELECT 3",
+    ),
+    // A view that reads no scoped table may be read.
+    (
+        "all",
+        Role::Rows,
+        "SELECT count(*) AS n FROM v_safe",
+        "SELECT count(*) AS n FROM products",
+    ),
+    (
+        "all",
+        Role::Rows,
+        "SELECT id FROM product_names ORDER BY id",
+        "SELECT id FROM products ORDER BY id",
+    ),
+    (
+        "all",
+        Role::Masked,
+        "SELECT p.id FROM product_names p ORDER BY 1",
+        "SELECT id FROM products ORDER BY 1",
+    ),
 ];
 
 #[tokio::test]
