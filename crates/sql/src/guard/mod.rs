@@ -47,6 +47,7 @@ pub use verdict::{Reason, StatementClass, Verdict};
 pub use write::WriteKind;
 
 pub(crate) use catalog::{CatalogFunction, FunctionCatalog, Origin};
+pub(crate) use policy::same_table;
 pub(crate) use verdict::reason;
 
 use std::sync::Arc;

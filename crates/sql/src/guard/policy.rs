@@ -104,7 +104,9 @@ pub(super) fn check_policy(
     }
 }
 
-pub(super) fn same_table(a: &str, b: &str) -> bool {
+/// Whether two table names name the same table: equal but for case, or equal but for a schema one of them
+/// leaves out (`orders` and `sales.orders`).
+pub(crate) fn same_table(a: &str, b: &str) -> bool {
     let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
     a.eq_ignore_ascii_case(b) || (!a.contains('.') || !b.contains('.')) && last(a) == last(b)
 }

@@ -13,13 +13,7 @@ use steward_core::Principal;
 
 use super::access::{Access, AccessFn};
 use crate::catalog::{Catalog, Table};
-
-/// Whether two table names name the same table: equal but for case, or equal but for a schema one of them
-/// leaves out (`orders` and `sales.orders`), as the guard's allowlists match them.
-fn same_table(a: &str, b: &str) -> bool {
-    let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
-    a.eq_ignore_ascii_case(b) || ((!a.contains('.') || !b.contains('.')) && last(a) == last(b))
-}
+use crate::guard::same_table;
 
 /// The catalog as a principal with `access` may see it (`None`: nothing limits it, the catalog itself):
 ///

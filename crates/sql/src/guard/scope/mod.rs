@@ -167,6 +167,11 @@ impl Scope {
             .collect()
     }
 
+    /// True when the database has views (once [`Scope::complete`] read the catalog).
+    pub fn has_views(&self) -> bool {
+        !self.views.is_empty()
+    }
+
     /// True when `name` is one of the database's views (once [`Scope::complete`] read the catalog).
     pub fn is_view(&self, name: &str) -> bool {
         self.views.contains(&key(name))

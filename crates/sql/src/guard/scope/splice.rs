@@ -138,7 +138,20 @@ pub(super) fn scoped(guard: &Guard, sql: &str, scope: &Scope) -> Result<Scoped, 
             .to_owned()
             .into());
     }
-    let mut numbering = numbering(guard.dialect, sql, &located.lexed, scope, &edits)?;
+    let own_placeholders: Vec<&str> = located
+        .lexed
+        .tokens
+        .iter()
+        .filter(|t| t.kind == Kind::Param)
+        .map(|t| t.text(sql))
+        .collect();
+    let binds = edits.iter().any(|e| {
+        e.parts
+            .last()
+            .and_then(|p| scope.get(&p.value))
+            .is_some_and(|s| s.filter.is_some())
+    });
+    let mut numbering = numbering(guard.dialect, &own_placeholders, binds)?;
     let own = own_values(&numbering, &located.lexed);
     let params: Vec<usize> = located
         .lexed
@@ -257,47 +270,31 @@ pub(super) fn own_values(numbering: &Numbering, lexed: &Lexed) -> usize {
     }
 }
 
-/// How the generated placeholders are numbered, from the placeholders the text already has.
-fn numbering(
-    dialect: Dialect,
-    sql: &str,
-    lexed: &Lexed,
-    scope: &Scope,
-    edits: &[Edit],
-) -> Result<Numbering, String> {
-    let own: Vec<&str> = lexed
-        .tokens
-        .iter()
-        .filter(|t| t.kind == Kind::Param)
-        .map(|t| t.text(sql))
-        .collect();
+/// How the generated placeholders are numbered, from the placeholders the text already has (`own`, as
+/// written). `binds`: the generated text binds values (a row filter applies), so SQLite placeholders that cannot
+/// be numbered among them (`:name`, `@name`, `$name`, or `?` mixed with `?N`) are refused.
+pub(super) fn numbering(dialect: Dialect, own: &[&str], binds: bool) -> Result<Numbering, String> {
     let number =
         |p: &str, prefix: char| p.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
-    let binds = edits.iter().any(|e| {
-        e.parts
-            .last()
-            .and_then(|p| scope.get(&p.value))
-            .is_some_and(|s| s.filter.is_some())
-    });
+    let highest = |prefix: char| {
+        own.iter()
+            .filter_map(|p| number(p, prefix))
+            .max()
+            .unwrap_or(0)
+    };
     Ok(match dialect {
         Dialect::Postgres => Numbering::Numbered {
             dollar: true,
-            next: own.iter().filter_map(|p| number(p, '$')).max().unwrap_or(0) + 1,
+            next: highest('$') + 1,
         },
         Dialect::Mysql => Numbering::Positional,
-        Dialect::Sqlite => {
-            if own.is_empty() || own.iter().all(|p| number(p, '?').is_some()) {
-                Numbering::Numbered {
-                    dollar: false,
-                    next: own.iter().filter_map(|p| number(p, '?')).max().unwrap_or(0) + 1,
-                }
-            } else if own.iter().all(|p| *p == "?") {
-                Numbering::Positional
-            } else if binds {
-                return Err("Placeholders like :name, @name or $name cannot be combined with the row filters that apply to you; write ?1, ?2, … or plain ?.".to_owned());
-            } else {
-                Numbering::Positional
-            }
+        _ if own.iter().all(|p| number(p, '?').is_some()) => Numbering::Numbered {
+            dollar: false,
+            next: highest('?') + 1,
+        },
+        _ if own.iter().all(|p| *p == "?") || !binds => Numbering::Positional,
+        _ => {
+            return Err("Placeholders like :name, @name or $name cannot be combined with the row filters that apply to you; write ?1, ?2, … or plain ?.".to_owned());
         }
     })
 }

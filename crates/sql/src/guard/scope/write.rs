@@ -14,7 +14,6 @@ use super::super::{Guard, Reason, reason};
 use super::locate::Located;
 use super::verify::unchanged_outside;
 use super::{Numbering, Scope, Scoped, key};
-use crate::dialect::Dialect;
 
 /// The table a write changes and the columns it sets (`None`: the statement names none, so every column).
 fn write_target(statement: &Statement) -> Option<(String, Option<Vec<String>>)> {
@@ -159,7 +158,9 @@ impl Guard {
             .iter()
             .filter(|t| t.kind == Kind::Param)
             .collect();
-        let mut numbering = write_numbering(self.dialect, sql, &own)?;
+        let texts: Vec<&str> = own.iter().map(|t| t.text(sql)).collect();
+        let mut numbering = super::splice::numbering(self.dialect, &texts, true)
+            .map_err(|why| vec![reason("scope", why)])?;
         let own_count = super::splice::own_values(&numbering, lexed);
         // (insertion point, text) pairs, in order.
         let (condition, bound) = filter.render(&mut numbering);
@@ -311,33 +312,6 @@ fn allowed_write(
         }
     }
     Ok(())
-}
-
-/// How a write's generated placeholders are numbered, from its own.
-fn write_numbering(dialect: Dialect, sql: &str, own: &[&Token]) -> Result<Numbering, Vec<Reason>> {
-    let number = |t: &&Token, prefix: char| {
-        t.text(sql)
-            .strip_prefix(prefix)
-            .and_then(|n| n.parse::<usize>().ok())
-    };
-    Ok(match dialect {
-        Dialect::Postgres => Numbering::Numbered {
-            dollar: true,
-            next: own.iter().filter_map(|t| number(t, '$')).max().unwrap_or(0) + 1,
-        },
-        Dialect::Mysql => Numbering::Positional,
-        Dialect::Sqlite if own.iter().all(|t| number(t, '?').is_some()) => Numbering::Numbered {
-            dollar: false,
-            next: own.iter().filter_map(|t| number(t, '?')).max().unwrap_or(0) + 1,
-        },
-        Dialect::Sqlite if own.iter().all(|t| t.text(sql) == "?") => Numbering::Positional,
-        Dialect::Sqlite => {
-            return Err(vec![reason(
-                "scope",
-                "Placeholders like :name cannot be combined with a row filter here; write ?1, ?2, …",
-            )]);
-        }
-    })
 }
 
 /// `sql` with each text inserted at its point (points in order), and where each inserted text stands in the
