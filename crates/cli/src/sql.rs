@@ -238,9 +238,30 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
     let principal = args.identity.principal(&config)?;
     let access = steward_app::roles::access_fn(&config.roles);
     let bar = db::spinner("running the query");
-    let result =
-        steward_sql::read_as(&db, &guard, Some(&access), &principal, &sql, &[], &limits).await;
+    let result = {
+        let query =
+            steward_sql::read_as(&db, &guard, Some(&access), &principal, &sql, &[], &limits);
+        tokio::select! {
+            result = query => Some(result),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    };
     bar.finish_and_clear();
+    let Some(result) = result else {
+        // Ctrl-C: the query's future is dropped, which sends the engine its cancel; it must arrive before
+        // this process exits, or the statement runs on to its time limit.
+        let style = Style::stderr();
+        if steward_sql::settle_cancellations().await {
+            note!("{} the query was cancelled", style.warn("interrupted:"));
+        } else {
+            note!(
+                "{} the cancel did not reach the database in time; the query stops at its time limit ({} s)",
+                style.warn("interrupted:"),
+                args.time_limit
+            );
+        }
+        return Ok(exit::INTERRUPTED);
+    };
     db.close().await;
     match result {
         Ok((result, filtered)) => {

@@ -49,6 +49,7 @@ pub use context::{ContextIndex, SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
 pub use error::SqlError;
+pub use execute::{CANCEL_BOUND, settle_cancellations};
 pub use guard::ServerSettings;
 pub use guard::{
     Guard, GuardPolicy, Mask, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,

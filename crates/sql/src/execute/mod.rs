@@ -14,11 +14,15 @@
 //!   print it; SQL built by code with bound parameters uses prepared statements.
 //! - **Nothing left behind**: a connection goes back to its pool only after its session was reset; a result cut
 //!   short, an error, a time limit or a cancelled future close it instead (see `lease`).
+//! - **A dropped query stops on the server too**: a read dropped before its statement ended sends the
+//!   engine's cancel from another connection (PostgreSQL `pg_cancel_backend`, MySQL/MariaDB `KILL QUERY`);
+//!   SQLite's progress handler stops it (see `cancel`).
 //!
 //! This module is the read path's entry (`Database::query` and its siblings) and the per-engine parts under
 //! it; what a query takes and gives back (`Param`, `QueryLimits`, `QueryResult`) is plain data in `query`.
 
 pub(crate) mod bind;
+mod cancel;
 mod collect;
 pub(crate) mod decode;
 mod errors;
@@ -40,6 +44,7 @@ use crate::guard::Guard;
 use crate::query::{Param, QueryLimits, QueryResult};
 
 pub(crate) use bind::bind_all;
+pub use cancel::{CANCEL_BOUND, settle_cancellations};
 pub(crate) use collect::{Collector, Drained, columns_of};
 pub(crate) use errors::{db_error, mysql_number, sqlite_error};
 pub(crate) use lease::Lease;

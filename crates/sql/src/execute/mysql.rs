@@ -3,8 +3,9 @@
 //! runs, the same text, through `COM_QUERY`, so every value comes back as text exactly as the `mariadb` client
 //! prints it. SQL with bound parameters runs as a prepared statement.
 
-use sqlx::{AssertSqlSafe, MySql, MySqlPool};
+use sqlx::{AssertSqlSafe, MySql, MySqlPool, Row as _};
 
+use super::cancel::{Cancel, Target};
 use super::read;
 use super::{Collector, Drained, Lease, Protocol, db_error, decode, millis, mysql_number};
 use crate::error::SqlError;
@@ -35,12 +36,36 @@ pub(super) async fn run(
             millis(limits.timeout).max(1)
         )
     };
-    sqlx::raw_sql(AssertSqlSafe(format!(
-        "{limit}; START TRANSACTION READ ONLY"
+    // The session's id comes back in the same round trip, for a cancellation if this future is dropped
+    // before the statement ends.
+    let rows = sqlx::raw_sql(AssertSqlSafe(format!(
+        "{limit}; START TRANSACTION READ ONLY; SELECT CONNECTION_ID()"
     )))
-    .execute(&mut *lease)
+    .fetch_all(&mut *lease)
     .await
     .map_err(db_error)?;
+    let cancel = Cancel::arm(
+        rows.first()
+            .and_then(|row| row.try_get::<u64, _>(0).ok())
+            .map(|id| Target::Mysql {
+                options: pool.connect_options(),
+                id,
+            }),
+    );
+    let result = in_transaction(lease, mariadb, sql, params, limits, protocol).await;
+    cancel.disarm();
+    result
+}
+
+/// The rest of a read, once its transaction is open.
+async fn in_transaction(
+    mut lease: Lease<MySql>,
+    mariadb: bool,
+    sql: &str,
+    params: &[Param],
+    limits: &QueryLimits,
+    protocol: Protocol,
+) -> Result<QueryResult, SqlError> {
     let proof = if read::text(params, protocol) {
         read::prove::<MySql>(&mut lease, sql, protocol).await
     } else {

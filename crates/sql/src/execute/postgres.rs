@@ -3,8 +3,9 @@
 //! and then runs, the same text, through the simple query protocol, so every value comes back as text exactly
 //! as `psql` prints it. SQL with bound parameters runs as a prepared statement.
 
-use sqlx::{AssertSqlSafe, PgPool, Postgres};
+use sqlx::{AssertSqlSafe, PgPool, Postgres, Row as _};
 
+use super::cancel::{Cancel, Target};
 use super::read;
 use super::{Collector, Drained, Lease, Protocol, db_error, decode, millis};
 use crate::error::SqlError;
@@ -21,14 +22,37 @@ pub(super) async fn run(
     protocol: Protocol,
 ) -> Result<QueryResult, SqlError> {
     let mut lease = Lease::acquire(pool).await.map_err(db_error)?;
+    // The session's backend pid comes back in the same round trip, for a cancellation if this future is
+    // dropped before the statement ends.
     let begin = format!(
-        "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}",
+        "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}; SELECT pg_backend_pid()",
         millis(limits.timeout).max(1)
     );
-    sqlx::raw_sql(AssertSqlSafe(begin))
-        .execute(&mut *lease)
+    let rows = sqlx::raw_sql(AssertSqlSafe(begin))
+        .fetch_all(&mut *lease)
         .await
         .map_err(db_error)?;
+    let cancel = Cancel::arm(
+        rows.first()
+            .and_then(|row| row.try_get::<i32, _>(0).ok())
+            .map(|pid| Target::Postgres {
+                options: pool.connect_options(),
+                pid,
+            }),
+    );
+    let result = in_transaction(lease, sql, params, limits, protocol).await;
+    cancel.disarm();
+    result
+}
+
+/// The rest of a read, once its transaction is open.
+async fn in_transaction(
+    mut lease: Lease<Postgres>,
+    sql: &str,
+    params: &[Param],
+    limits: &QueryLimits,
+    protocol: Protocol,
+) -> Result<QueryResult, SqlError> {
     let proof = if read::text(params, protocol) {
         read::prove::<Postgres>(&mut lease, sql, protocol).await
     } else {
