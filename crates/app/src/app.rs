@@ -15,10 +15,13 @@ use steward_domains::common::Clock;
 use steward_sql::{Database, SqlToolkit};
 
 use crate::agents::{self, AgentDef, COMMON_RULES};
+use crate::audited::{AuditTo, Audited};
 use crate::config::{Config, ModelEntry};
 use crate::error::{AppError, closest};
+use crate::models::RunModels;
 use crate::registry::{Deps, ToolRegistry};
 use crate::roles::{RoleDef, RolePolicy};
+use crate::store::RunStore;
 
 /// Tokens of schema context in the analyst's instructions.
 const ANALYST_CONTEXT: usize = 1500;
@@ -32,6 +35,9 @@ pub struct AppOptions {
     pub demo: Option<std::path::PathBuf>,
     /// The clock of `current_date`.
     pub clock: Clock,
+    /// The run store: runs are recorded in it, parked runs saved in it, and every tool call chained in its
+    /// audit trail (`None`: nothing is recorded).
+    pub store: Option<RunStore>,
 }
 
 /// Which business database a command uses (see [`choose_database`]).
@@ -95,6 +101,10 @@ pub struct App {
     clock: Clock,
     /// The config's tools that write.
     declared_writes: BTreeSet<String>,
+    /// The run store.
+    pub(crate) store: Option<RunStore>,
+    /// The business database as the command named it (`--db`), saved with parked runs.
+    pub(crate) database_named: Option<String>,
 }
 
 impl std::fmt::Debug for App {
@@ -160,6 +170,8 @@ impl App {
             kit,
             clock: options.clock,
             declared_writes,
+            store: options.store,
+            database_named: options.db,
         };
         app.check()?;
         Ok(app)
@@ -368,6 +380,11 @@ impl App {
         self.business.as_ref()
     }
 
+    /// The run store, when runs are recorded.
+    pub fn store(&self) -> Option<&RunStore> {
+        self.store.as_ref()
+    }
+
     /// A database the config names.
     pub fn database(&self, name: &str) -> Option<&Arc<Database>> {
         self.databases.get(name)
@@ -448,8 +465,9 @@ impl App {
         self.registry.build(name, &self.deps(model, principal))
     }
 
-    /// Builds the agent `name` with its tools and sub-agents, driven by `model`; `base` limits apply where the
-    /// definition sets none; `question` ranks the schema in the analyst's instructions.
+    /// Builds the agent `name` with its tools and sub-agents for the local user, driven by `model`; `base` limits
+    /// apply where the definition sets none; `question` ranks the schema in the analyst's instructions. Its calls
+    /// are not recorded: surfaces run agents through [`App::turn`].
     pub fn agent(
         &self,
         name: &str,
@@ -457,63 +475,35 @@ impl App {
         question: Option<&str>,
         base: Limits,
     ) -> Result<Agent, AppError> {
-        let local = Principal::local();
-        let models = Models {
-            fallback: model,
-            fallback_name: None,
-            named: &BTreeMap::new(),
-            role: None,
-            principal: &local,
-        };
-        Ok(self.agent_at(name, &models, question, base, 0)?.0)
+        let models = RunModels::single(model);
+        self.build_agent(&Principal::local(), name, &models, question, base, None)
     }
 
-    /// As [`App::agent`], where an agent (or sub-agent) whose definition names a model from the config's
-    /// `models` is driven by that model from `models` (see [`App::models_used`]); the others by their caller's
-    /// model, and the top agent by `model`. `model_name` is `model`'s name in the config's `models`, if it has
-    /// one. Each agent takes the temperature and reply length of its model's config entry unless its own
-    /// limits set them.
-    pub fn agent_with_models(
-        &self,
-        name: &str,
-        model: Arc<dyn Model>,
-        model_name: Option<&str>,
-        models: &BTreeMap<String, Arc<dyn Model>>,
-        question: Option<&str>,
-        base: Limits,
-    ) -> Result<Agent, AppError> {
-        self.agent_for(
-            &Principal::local(),
-            name,
-            model,
-            model_name,
-            models,
-            question,
-            base,
-        )
-    }
-
-    /// As [`App::agent_with_models`], for `principal`: the agent must be one its role may use, and the agents
-    /// and tools its role does not allow are left out (the model never sees them).
-    #[allow(clippy::too_many_arguments)]
-    pub fn agent_for(
+    /// Builds the agent `name` for `principal` (the agent must be one its role may use, and the agents and tools
+    /// its role does not allow are left out: the model never sees them). An agent (or sub-agent) whose
+    /// definition names a model from the config's `models` is driven by that model from `models.named`; the
+    /// others by their caller's model, and the top agent by `models.model`. Each agent takes the temperature
+    /// and reply length of its model's config entry unless its own limits set them. With `audit`, every call
+    /// is chained in the audit trail before its tool runs.
+    pub(crate) fn build_agent(
         &self,
         principal: &Principal,
         name: &str,
-        model: Arc<dyn Model>,
-        model_name: Option<&str>,
-        models: &BTreeMap<String, Arc<dyn Model>>,
+        models: &RunModels,
         question: Option<&str>,
         base: Limits,
+        audit: Option<AuditTo>,
     ) -> Result<Agent, AppError> {
         self.may_run(principal, name)?;
         let role = self.role(principal);
         let models = Models {
-            fallback: model,
-            fallback_name: model_name,
-            named: models,
+            fallback: models.model.clone(),
+            fallback_name: models.name.as_deref(),
+            named: &models.named,
             role: role.map(|(_, def)| def),
             principal,
+            audit: audit.as_ref(),
+            path: String::new(),
         };
         Ok(self.agent_at(name, &models, question, base, 0)?.0)
     }
@@ -524,7 +514,7 @@ impl App {
             && let Some(agents) = &def.agents
             && !agents.iter().any(|a| a == name)
         {
-            return Err(AppError::Config(format!(
+            return Err(AppError::Forbidden(format!(
                 "the role `{role_name}` may not use the agent `{name}`; it may use: {}",
                 agents.join(", ")
             )));
@@ -620,15 +610,32 @@ impl App {
             .model
             .as_deref()
             .and_then(|m| models.named.get(m).map(|model| (m, model.clone())));
+        let path = if models.path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}/{name}", models.path)
+        };
         let models = match own {
-            Some((name, model)) => Models {
+            Some((own_name, model)) => Models {
                 fallback: model,
-                fallback_name: Some(name),
-                named: models.named,
-                role: models.role,
-                principal: models.principal,
+                fallback_name: Some(own_name),
+                path,
+                ..models.clone()
             },
-            None => models.clone(),
+            None => Models {
+                path,
+                ..models.clone()
+            },
+        };
+        let audited = |tool: Arc<dyn Tool>| -> Arc<dyn Tool> {
+            match models.audit {
+                Some(audit) => Arc::new(Audited {
+                    inner: tool,
+                    audit: audit.clone(),
+                    agent_path: models.path.clone(),
+                }),
+                None => tool,
+            }
         };
         let model = models.fallback.clone();
         let entry = models
@@ -648,7 +655,10 @@ impl App {
             }
             let (agent, its_model) = self.agent_at(sub, &models, None, base, depth + 1)?;
             specialists.push_str(&format!("- {sub}: {}\n", agent.description));
-            tools.add(Arc::new(AgentTool::new(Arc::new(agent), its_model)))?;
+            tools.add(audited(Arc::new(AgentTool::new(
+                Arc::new(agent),
+                its_model,
+            ))))?;
         }
         let trusted = self.trusted(models.role);
         for tool in &def.tools {
@@ -658,9 +668,9 @@ impl App {
             let built = self.registry.build(tool, &deps)?;
             // What a tool reads from outside the run reaches the model marked as data.
             if crate::roles::reads_data(built.spec(), &trusted) {
-                tools.add(Arc::new(crate::roles::MarkedData { inner: built }))?;
+                tools.add(audited(Arc::new(crate::roles::MarkedData { inner: built })))?;
             } else {
-                tools.add(built)?;
+                tools.add(audited(built))?;
             }
         }
         let categories = self
@@ -730,4 +740,8 @@ struct Models<'a> {
     role: Option<&'a RoleDef>,
     /// Who the agents are built for: their schema context and tool specs show only what it may read.
     principal: &'a Principal,
+    /// Where calls are chained before they run (`None`: not recorded).
+    audit: Option<&'a AuditTo>,
+    /// The agents from the top down to the caller (empty at the top).
+    path: String,
 }

@@ -4,16 +4,20 @@
 //! declared in the config). What comes out says whether the call may run, waits for a person's approval, or was
 //! refused, and with which words.
 //!
+//! With a run store, every direct call is in the audit trail as a run's calls are: a refusal when it is
+//! refused, the intent before the tool runs (`started`, written ahead), and how it ended after.
+//!
 //! ```no_run
 //! # async fn example(app: &steward_app::App) -> Result<(), steward_app::AppError> {
 //! use std::sync::Arc;
+//! use steward_app::Surface;
 //! use steward_app::direct::Checked;
 //! use steward_core::{Principal, ScriptedModel, ToolCall};
 //!
 //! let principal = Principal::local();
 //! let call = ToolCall::new("c1", "run_sql", r#"{"sql": "SELECT 1"}"#);
 //! let model = Arc::new(ScriptedModel::new([]));
-//! match app.check_call("cli", &principal, app.policy(&principal), call, model)? {
+//! match app.check_call(Surface::Cli, &principal, call, model).await? {
 //!     Checked::Allowed(call) => println!("{:?}", call.run().await),
 //!     Checked::NeedsApproval(call, reason) => println!("`{}` waits: {reason}", call.call().name),
 //!     Checked::Refused(refusal) => println!("{}", refusal.message()),
@@ -29,7 +33,9 @@ use steward_core::{
     ToolError, ToolOutput, ToolSpec, Toolbox,
 };
 
-use crate::roles::{MarkedData, RolePolicy, reads_data};
+use crate::audited::{AuditTo, Surface};
+use crate::roles::{MarkedData, reads_data};
+use crate::store::AuditRecord;
 use crate::{App, AppError};
 
 /// What checking one direct call came to.
@@ -80,6 +86,10 @@ pub struct DirectCall {
     ctx: ToolContext,
     /// Its results are data from outside the run (see [`DirectCall::marking_data`]).
     reads_data: bool,
+    /// Where it is chained in the audit trail (`None`: no run store).
+    audit: Option<AuditTo>,
+    /// Why it waited for approval, and who approved it.
+    approval: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for DirectCall {
@@ -132,60 +142,163 @@ impl DirectCall {
         self
     }
 
-    /// Runs the call for its principal, under its policy (sub-agents the tool starts obey it too).
+    /// The same call, approved by `by` after it waited for `reason` (its audit records say so).
+    pub fn approved(mut self, reason: impl Into<String>, by: impl Into<String>) -> Self {
+        self.approval = Some((reason.into(), by.into()));
+        self
+    }
+
+    /// Records that the call, which waited for approval for `reason`, was not run: `why` (a person said no,
+    /// or no one could approve it here). An error only when the audit trail cannot be written.
+    pub async fn not_run(self, reason: &str, why: &str) -> Result<(), AppError> {
+        let mut record = self.record("rejected");
+        record.decision = "approval".to_owned();
+        record.decision_reason = Some(reason.to_owned());
+        record.approval = Some("rejected".to_owned());
+        record.approval_reason = Some(why.to_owned());
+        self.chain(record).await
+    }
+
+    /// Runs the call for its principal, under its policy (sub-agents the tool starts obey it too). With a run
+    /// store, its intent is chained before the tool runs (when that fails, the tool does not run) and its
+    /// outcome after.
     pub async fn run(self) -> Result<ToolOutput, ToolError> {
-        self.tool.call(&self.ctx, self.args).await
+        if let Some(audit) = &self.audit {
+            audit
+                .started(&self.ctx, self.ctx.agent.as_str(), &self.call)
+                .await?;
+        }
+        let result = self.tool.call(&self.ctx, self.args.clone()).await;
+        if self.audit.is_some() {
+            let record = self.record(if result.is_ok() { "ok" } else { "error" });
+            if let Err(e) = self.chain(record).await {
+                // The call ran and its intent is chained; its outcome is what could not be written.
+                let diagnostic = format!(
+                    "the outcome of {} is not in the audit trail: {e}",
+                    self.call.id
+                );
+                return match result {
+                    Ok(output) => Ok(output),
+                    Err(error) => Err(error.with_diagnostic(diagnostic)),
+                };
+            }
+        }
+        result
+    }
+
+    /// The audit record of this call with `status`.
+    fn record(&self, status: &str) -> AuditRecord {
+        let mut record = AuditRecord::of_call(
+            &self.ctx.principal,
+            &self.ctx.run_id,
+            &self.ctx.agent,
+            &self.call,
+            self.audit.as_ref().map(|a| a.surface.as_str().to_owned()),
+            status,
+        );
+        if let Some((reason, by)) = &self.approval {
+            record.decision = "approval".to_owned();
+            record.decision_reason = Some(reason.clone());
+            record.approval = Some("approved".to_owned());
+            record.approved_by = Some(by.clone());
+        }
+        record
+    }
+
+    async fn chain(&self, record: AuditRecord) -> Result<(), AppError> {
+        if let Some(audit) = &self.audit {
+            audit.store.append_audit(vec![record]).await?;
+        }
+        Ok(())
     }
 }
 
 impl App {
     /// Checks `call` as a run checks a model's call: the tool must exist here (else
     /// [`AppError::UnknownTool`], or [`AppError::ToolNeeds`] when it needs a database this app lacks), its
-    /// arguments must pass its schema, and `policy` (see [`App::policy`]) decides for `principal`. `origin`
-    /// names where the call comes from (`cli`, `mcp`): the tool sees it as the run and the agent. `model` drives
-    /// tools that call a model themselves.
-    pub fn check_call(
+    /// arguments must pass its schema, and the role's policy (see [`App::policy`]) decides for `principal`.
+    /// `surface` names where the call comes from: the tool sees it as the run and the agent, and the audit
+    /// trail keeps it; a refusal is chained there at once. `model` drives tools that call a model themselves.
+    pub async fn check_call(
         &self,
-        origin: &str,
+        surface: Surface,
         principal: &Principal,
-        policy: Arc<RolePolicy>,
         call: ToolCall,
         model: Arc<dyn Model>,
     ) -> Result<Checked, AppError> {
+        let origin = surface.as_str();
+        let policy = self.policy(principal);
         let tool = self.tool_for(principal, &call.name, model)?;
         let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
         let reads_data = reads_data(tool.spec(), &trusted);
+        let audit = self.store.clone().map(|store| AuditTo { store, surface });
+        let ctx = ToolContext::new(origin, call.id.as_str(), origin)
+            .with_tool(call.name.as_str())
+            .with_principal(Arc::new(principal.clone()))
+            .with_observer(policy.clone())
+            .with_policy(policy.clone());
         let mut toolbox = Toolbox::new();
         toolbox.add(tool)?;
         let (tool, args) = match toolbox.check(&call) {
             Ok((tool, args)) => (tool.clone(), args),
             Err(rejection) => {
-                return Ok(Checked::Refused(Refusal::Invalid {
+                let refusal = Refusal::Invalid {
                     observation: rejection.observation,
-                }));
+                };
+                refused(audit.as_ref(), &ctx, &call, &refusal).await?;
+                return Ok(Checked::Refused(refusal));
             }
         };
         let decision = policy.decide(&call, tool.spec(), &args);
-        let ctx = ToolContext::new(origin, call.id.as_str(), origin)
-            .with_tool(call.name.as_str())
-            .with_principal(Arc::new(principal.clone()))
-            .with_observer(policy.clone())
-            .with_policy(policy);
         let direct = DirectCall {
             tool,
             call,
             args,
             ctx,
             reads_data,
+            audit,
+            approval: None,
         };
-        Ok(match decision {
-            Decision::Deny { reason } => Checked::Refused(Refusal::Denied { reason }),
-            Decision::NeedsApproval { reason } => Checked::NeedsApproval(direct, reason),
-            Decision::Allow => Checked::Allowed(direct),
+        let refusal = match decision {
+            Decision::Deny { reason } => Refusal::Denied { reason },
+            Decision::NeedsApproval { reason } => {
+                return Ok(Checked::NeedsApproval(direct, reason));
+            }
+            Decision::Allow => return Ok(Checked::Allowed(direct)),
             // A decision this version does not know runs nothing.
-            other => Checked::Refused(Refusal::Denied {
+            other => Refusal::Denied {
                 reason: format!("the policy decided {other:?}, which Steward cannot carry out"),
-            }),
-        })
+            },
+        };
+        refused(direct.audit.as_ref(), &direct.ctx, &direct.call, &refusal).await?;
+        Ok(Checked::Refused(refusal))
     }
+}
+
+/// Chains a refused direct call in the audit trail: `invalid` or `denied`, with why.
+async fn refused(
+    audit: Option<&AuditTo>,
+    ctx: &ToolContext,
+    call: &ToolCall,
+    refusal: &Refusal,
+) -> Result<(), AppError> {
+    let Some(audit) = audit else {
+        return Ok(());
+    };
+    let (status, reason) = match refusal {
+        Refusal::Invalid { observation } => ("invalid", observation),
+        Refusal::Denied { reason } => ("denied", reason),
+    };
+    let mut record = AuditRecord::of_call(
+        &ctx.principal,
+        &ctx.run_id,
+        &ctx.agent,
+        call,
+        Some(audit.surface.as_str().to_owned()),
+        status,
+    );
+    record.decision = status.to_owned();
+    record.decision_reason = Some(reason.clone());
+    audit.store.append_audit(vec![record]).await?;
+    Ok(())
 }

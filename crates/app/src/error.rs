@@ -48,6 +48,59 @@ pub enum AppError {
     /// A declarative tool is wrong.
     #[error("{0}")]
     Tool(String),
+    /// What was asked is not valid (a wrong name, a value out of range); the message says what to give.
+    #[error("{0}")]
+    Invalid(String),
+    /// The principal may not do this; the message says what it may do.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The thing asked for does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The thing asked for is in a state that does not allow it (decided, resumed, taken by someone else).
+    #[error("{0}")]
+    Conflict(String),
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// What kind of failure an [`AppError`] is, for a surface to answer with (an HTTP status, an exit code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request or the config is wrong: fix it and try again.
+    Invalid,
+    /// Not allowed for this principal.
+    Forbidden,
+    /// No such thing.
+    NotFound,
+    /// The state does not allow it now.
+    Conflict,
+    /// Something Steward depends on failed (a database, a model, the store): try again later.
+    Unavailable,
+}
+
+impl AppError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Config(_)
+            | Self::UnknownTool { .. }
+            | Self::UnknownAgent { .. }
+            | Self::ToolNeeds { .. }
+            | Self::NoDatabase
+            | Self::Tool(_)
+            | Self::Invalid(_) => ErrorKind::Invalid,
+            Self::Forbidden(_) => ErrorKind::Forbidden,
+            Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Conflict(_) => ErrorKind::Conflict,
+            Self::Store(crate::store::StoreError::NotFound(_)) => ErrorKind::NotFound,
+            Self::Sql(_) | Self::Model(_) | Self::Core(_) | Self::Store(_) => {
+                ErrorKind::Unavailable
+            }
+        }
+    }
 }
 
 fn suggest(suggestion: &Option<String>) -> String {

@@ -32,23 +32,29 @@
 
 pub mod agents;
 pub mod app;
+mod audited;
 pub mod config;
 mod declared;
 pub mod direct;
 pub mod error;
+pub mod models;
 pub mod registry;
 pub mod roles;
 pub mod server_def;
+pub mod service;
 pub mod store;
 pub mod tools;
 
 pub use agents::{AgentDef, LimitsDef, ModeDef};
 pub use app::{App, AppOptions, Business, DatabaseChoice, choose_database};
+pub use audited::Surface;
 pub use config::Config;
-pub use error::AppError;
+pub use error::{AppError, ErrorKind};
+pub use models::{ModelCache, ModelChoice, RunModels};
 pub use registry::{Deps, ToolRegistry};
 pub use roles::{PrincipalDef, RoleDef, RolePolicy, resolve_principal};
 pub use server_def::{OidcDef, ServerDef, ServerLimits, TokenDef};
+pub use service::{Parked, Turn, TurnOptions};
 
 use std::path::PathBuf;
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::Connection as _;
 use steward_app::store::{
-    AuditRecord, ChainBreak, GENESIS, RunStore, StoreObserver, sql_fingerprint,
+    AuditRecord, ChainBreak, GENESIS, Recording, RunStore, StoreObserver, sql_fingerprint,
 };
 use steward_core::{
     Agent, AgentTool, Approval, Decision, ModelResponse, Principal, Run, RunStatus, Runner,
@@ -161,8 +161,9 @@ fn sha16(text: &str) -> String {
 /// and one rejected.
 async fn every_kind_of_call(url: &str) {
     let store = open(url).await;
-    let obs = observer(&store);
-    obs.set_principal(&bob());
+    let obs = Arc::new(
+        StoreObserver::recording(store.clone(), Recording::for_principal(&bob())).unwrap(),
+    );
     let model = Arc::new(ScriptedModel::new([
         calls(&[
             ("x1", "echo", r#"{"txt": 1}"#),
@@ -460,8 +461,9 @@ async fn an_approval_given_in_another_process_is_recorded_with_the_request() {
     // First process: the run waits for approval and is saved.
     let saved = {
         let store = open(&url).await;
-        let obs = observer(&store);
-        obs.set_principal(&bob());
+        let obs = Arc::new(
+            StoreObserver::recording(store.clone(), Recording::for_principal(&bob())).unwrap(),
+        );
         let model = Arc::new(ScriptedModel::new([calls(&[(
             "a1",
             "delete_project",

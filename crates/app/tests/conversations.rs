@@ -107,6 +107,7 @@ async fn one_taker_resumes(store: RunStore) {
             std::slice::from_ref(&request),
             &[None],
             Some("run_sql"),
+            &Default::default(),
         )
         .await
         .unwrap();
@@ -122,6 +123,7 @@ async fn one_taker_resumes(store: RunStore) {
             &[request],
             &[None],
             None,
+            &Default::default(),
         )
         .await
         .unwrap();

@@ -78,6 +78,7 @@ async fn run(
             db: Some(url),
             demo: None,
             clock: Clock::parse("2026-11-21T10:00:00+00:00").unwrap(),
+            store: None,
         },
     )
     .await

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use common::*;
-use steward_app::store::{INCOMPLETE, RunStore, StoreError, StoreObserver};
+use steward_app::store::{INCOMPLETE, Recording, RunStore, StoreError, StoreObserver};
 use steward_core::{
     Event, EventLog, EventRecord, Model, ModelError, ModelRequest, ModelResponse, Outcome, Runner,
 };
@@ -41,9 +41,12 @@ fn kinds(records: &[EventRecord]) -> Vec<String> {
 async fn runs_survive_a_reopen_and_are_listed_newest_first() {
     let url = sqlite_url();
     let store = open(&url).await;
-    let obs = observer(&store);
-    obs.set_model("openai:gpt-4o-mini");
-    obs.set_prices(PriceTable::builtin());
+    let recording = Recording {
+        model: Some("openai:gpt-4o-mini".to_owned()),
+        ..Recording::default()
+    }
+    .priced(PriceTable::builtin());
+    let obs = Arc::new(StoreObserver::recording(store.clone(), recording).unwrap());
     let mut ids = Vec::new();
     for question in ["first", "second", "third"] {
         ids.push(ask(obs.clone(), question).await.id().to_owned());

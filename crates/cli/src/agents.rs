@@ -102,8 +102,16 @@ fn chosen_db(db: Option<&str>) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// Builds the app from the config and `--db`, with a spinner while databases open.
+/// Builds the app from the config and `--db`, with a spinner while databases open; it records nothing.
 pub(crate) async fn build_app(db: Option<&str>) -> anyhow::Result<App> {
+    build_app_with(db, None).await
+}
+
+/// [`build_app`], recording runs and chaining every tool call's audit record in `store`.
+pub(crate) async fn build_app_with(
+    db: Option<&str>,
+    store: Option<steward_app::store::RunStore>,
+) -> anyhow::Result<App> {
     let config = config()?;
     let bar = crate::db::spinner("opening the databases");
     let app = App::build(
@@ -112,6 +120,7 @@ pub(crate) async fn build_app(db: Option<&str>) -> anyhow::Result<App> {
             db: db.map(str::to_owned),
             demo: Some(demo_path()),
             clock: crate::setup::clock()?,
+            store,
         },
     )
     .await;

@@ -59,7 +59,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         Some(question),
     )
     .await?;
-    let mut run = session.runner.start(question);
+    let mut run = session.turn.start(question);
     conclude(&session, &mut run, args.json).await
 }
 
@@ -72,16 +72,15 @@ pub(crate) async fn conclude(
     json: bool,
 ) -> anyhow::Result<u8> {
     let Session {
-        runner,
+        turn,
         trace,
         model_name,
         log,
-        recorder,
         ..
     } = session;
-    let driven = session::drive(runner, run, true, Some(&session.previewer)).await;
+    let driven = session::drive(turn, run, true).await;
     trace.clear();
-    crate::runs::finish(recorder.as_deref()).await;
+    crate::runs::finish(turn.recorder().map(|r| r.as_ref())).await;
     let outcome = match driven {
         session::Driven::Done(outcome) => outcome,
         session::Driven::Waiting(requests) => {
@@ -131,25 +130,15 @@ async fn waiting(
     requests: &[steward_core::ApprovalRequest],
     json: bool,
 ) -> anyhow::Result<u8> {
-    let agent = session.runner.agent().name.clone();
-    let mut previews = Vec::new();
-    for request in requests {
-        previews.push(session.previewer.preview(request).await);
-    }
-    let ids = match &session.store {
-        Some(store) => Some(
-            store
-                .save_pending(
-                    run,
-                    &agent,
-                    &session.principal,
-                    requests,
-                    &previews,
-                    session.policy.tainted_by().as_deref(),
-                )
-                .await?,
-        ),
-        None => None,
+    let (ids, previews) = if session.app.store().is_some() {
+        let parked = session.turn.park(run, requests).await?;
+        (Some(parked.ids), parked.previews)
+    } else {
+        let mut previews = Vec::new();
+        for request in requests {
+            previews.push(session.turn.preview(request).await);
+        }
+        (None, previews)
     };
     if json {
         let pending: Vec<_> = requests

@@ -1,5 +1,5 @@
-//! `steward audit list|verify`: the run store's audit trail, one record per settled tool call, and the check
-//! that its hash chain is whole.
+//! `steward audit list|verify`: the run store's audit trail, one record per tool call from every surface
+//! (`ask`, `chat`, `tools call`, the server, `/v1`, MCP), and the check that its hash chain is whole.
 
 use clap::{Args, Subcommand};
 use steward_app::store::{AuditRecord, AuditReport};
@@ -40,6 +40,11 @@ pub(crate) struct ListArgs {
     #[arg(long)]
     json: bool,
 
+    /// Every record of the chain: also the intent written before each call ran (`started`), which the list
+    /// leaves out once the call settled.
+    #[arg(long)]
+    all: bool,
+
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -64,7 +69,11 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<u8> {
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {
     let store = open(&args.store).await?;
-    let records = store.audit(args.limit, args.offset).await;
+    let records = if args.all {
+        store.audit_chain(args.limit, args.offset).await
+    } else {
+        store.audit(args.limit, args.offset).await
+    };
     store.close().await;
     let records = records?;
     if args.json {
@@ -75,7 +84,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         note!(
             "{}",
             Style::stderr().dim(&format!(
-                "(no tool calls audited in {} yet: each call of a recorded run is)",
+                "(no tool calls audited in {} yet: each call of a recorded run, of `tools call` and of MCP is)",
                 store.url()
             ))
         );
@@ -84,6 +93,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     let header = [
         "seq",
         "time",
+        "via",
         "principal",
         "role",
         "agents",
@@ -120,6 +130,7 @@ fn row(record: &AuditRecord) -> Vec<String> {
             .with_timezone(&chrono::Local)
             .format("%Y-%m-%d %H:%M:%S")
             .to_string(),
+        or_dash(record.surface.as_deref().unwrap_or_default()),
         or_dash(&record.principal),
         or_dash(record.role.as_deref().unwrap_or_default()),
         record.agent_path.clone(),

@@ -36,12 +36,9 @@ const HELP: &str = "/reset        start a new conversation
 /// Runs `steward chat` until the user leaves.
 pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
     let Session {
-        log: _,
-        runner,
+        turn,
         trace,
         model_name,
-        recorder,
-        previewer,
         ..
     } = runtime.block_on(Session::open(
         &args.agents,
@@ -108,21 +105,20 @@ pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         }
         let run = match conversation.as_mut() {
             Some(run) => {
-                if let Err(e) = runner.follow_up(run, input) {
+                if let Err(e) = turn.runner().follow_up(run, input) {
                     note!("{} {e}", style.error("error:"));
                     continue;
                 }
                 run
             }
-            None => conversation.insert(runner.start(input)),
+            None => conversation.insert(turn.start(input)),
         };
-        let session::Driven::Done(outcome) =
-            runtime.block_on(session::drive(&runner, run, false, Some(&previewer)))
+        let session::Driven::Done(outcome) = runtime.block_on(session::drive(&turn, run, false))
         else {
             continue;
         };
         trace.clear();
-        runtime.block_on(crate::runs::finish(recorder.as_deref()));
+        runtime.block_on(crate::runs::finish(turn.recorder().map(|r| r.as_ref())));
         match outcome {
             Outcome::Answered { answer } => {
                 if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {

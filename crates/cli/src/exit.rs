@@ -23,7 +23,13 @@ provider failed, 4 the run waits for approval (no terminal to ask at), 5 eval: t
 /// The exit code for an error that ended a command before or outside a run.
 pub(crate) fn code_for(error: &anyhow::Error) -> u8 {
     // Database errors before a run (a bad URL, an unreachable server) are configuration errors too.
-    match error.downcast_ref::<steward_llm::Error>() {
+    let model = error
+        .downcast_ref::<steward_llm::Error>()
+        .or_else(|| match error.downcast_ref::<steward_app::AppError>() {
+            Some(steward_app::AppError::Model(e)) => Some(e),
+            _ => None,
+        });
+    match model {
         Some(steward_llm::Error::Model(_)) => MODEL_FAILED,
         _ => USAGE,
     }

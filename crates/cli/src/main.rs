@@ -14,7 +14,6 @@ mod format;
 mod init;
 mod markdown;
 mod mcp;
-mod models;
 mod out;
 mod runs;
 mod schema;

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use clap::Args;
 use steward_server::mcp::McpServer;
 
-use crate::agents::{IdentityArgs, build_app};
+use crate::agents::{IdentityArgs, build_app_with};
 use crate::exit;
-use crate::models::CliModels;
 use crate::out::note;
 use crate::setup::ModelArgs;
 
@@ -33,7 +32,8 @@ pub(crate) struct McpArgs {
     #[command(flatten)]
     store: crate::runs::StoreArgs,
 
-    /// Do not record ask_database's runs in the run store (a run that waits for approval is then not saved).
+    /// Do not record calls and ask_database's runs in the run store (no audit trail; a run that waits for
+    /// approval is then not saved).
     #[arg(long, conflicts_with = "store")]
     no_store: bool,
 
@@ -44,20 +44,11 @@ pub(crate) struct McpArgs {
 
 /// Runs `steward mcp` until the client closes standard input.
 pub(crate) async fn run(args: McpArgs) -> anyhow::Result<u8> {
-    let app = build_app(args.db.as_deref()).await?;
+    let store = crate::runs::store_for_runs(&args.store, args.no_store).await?;
+    let app = build_app_with(args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
-    let store = crate::runs::recorder(&args.store, args.no_store)
-        .await?
-        .map(|(_, store)| store);
-    let mut server = McpServer::new(
-        Arc::new(app),
-        Arc::new(CliModels::new(args.model.clone())),
-        principal,
-    )
-    .with_limits(args.model.limits());
-    if let Some(store) = store {
-        server = server.with_store(store);
-    }
+    let server = McpServer::new(Arc::new(app), args.model.choice(), principal)
+        .with_limits(args.model.limits());
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         note!(
             "{}",

@@ -1,8 +1,6 @@
 //! The run store from the terminal: where `ask` and `chat` record their runs (`--store`, `STEWARD_STORE`, the
 //! config's `store`, else a SQLite file in the data directory), and `steward runs list|show` to read them.
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use steward_app::store::{RunDetail, RunStore, RunSummary, StoreObserver};
@@ -59,28 +57,27 @@ pub(crate) async fn open(args: &StoreArgs) -> anyhow::Result<RunStore> {
     Ok(RunStore::open(chosen.url.as_deref()).await?)
 }
 
-/// The observer that records the runs of `ask` and `chat`: `None` with `--no-store`, or when the default store
-/// cannot be opened (said on standard error; a store the user named must open).
-pub(crate) async fn recorder(
+/// The store that records the runs of `ask`, `chat` and `tools call`: `None` with `--no-store`, or when the
+/// default store cannot be opened (said on standard error; a store the user named must open).
+pub(crate) async fn store_for_runs(
     args: &StoreArgs,
     no_store: bool,
-) -> anyhow::Result<Option<(Arc<StoreObserver>, RunStore)>> {
+) -> anyhow::Result<Option<RunStore>> {
     if no_store {
         return Ok(None);
     }
     let chosen = choose(args)?;
-    let store = match RunStore::open(chosen.url.as_deref()).await {
-        Ok(store) => store,
-        Err(e) if chosen.named => return Err(e.into()),
+    match RunStore::open(chosen.url.as_deref()).await {
+        Ok(store) => Ok(Some(store)),
+        Err(e) if chosen.named => Err(e.into()),
         Err(e) => {
             note!(
                 "{} this run is not recorded: {e} (set --store URL, or --no-store to not record)",
                 Style::stderr().warn("warning:")
             );
-            return Ok(None);
+            Ok(None)
         }
-    };
-    Ok(Some((Arc::new(StoreObserver::new(store.clone())?), store)))
+    }
 }
 
 /// Waits until `recorder` has written everything; a write error is a warning (the answer stands).
@@ -199,56 +196,43 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
             pending.run_id
         );
     }
-    let mut run = pending.run;
+    let mut run = pending.run.clone();
     // The calls it waits for now (earlier rounds' decisions are in its state already).
-    let waiting = run.awaiting_approval();
-    let mut decisions = Vec::new();
-    let mut undecided = Vec::new();
-    for request in &waiting {
-        match pending
-            .approvals
-            .iter()
-            .find(|a| a.call_id == request.call.id)
-        {
-            Some(a) => match a.approval()? {
-                Some(decision) => decisions.push((request.call.id.clone(), decision)),
-                None => undecided.push(format!("{} ({})", a.id, a.tool)),
-            },
-            None => undecided.push(format!("{} ({})", request.call.id, request.call.name)),
-        }
-    }
+    let (decisions, undecided) = steward_app::App::decisions(&pending, None)?;
     anyhow::ensure!(
         undecided.is_empty(),
         "run {} still waits for: {}; decide with `steward approvals approve ID` or `steward approvals deny ID`",
         pending.run_id,
         undecided.join(", ")
     );
+    // The run goes on as it ran: its database, model and principal, unless the flags say otherwise.
     let agents = crate::agents::AgentArgs {
-        db: args.db.clone(),
+        db: args.db.clone().or_else(|| pending.context.database.clone()),
         agent: Some(pending.agent.clone()),
         identity: Default::default(),
         store: args.store.clone(),
         no_store: false,
     };
+    let mut model = args.model.clone();
+    if model.model.is_none() {
+        model.model = pending.context.model.clone();
+    }
     let session = crate::session::Session::open_as(
         &agents,
-        &args.model,
+        &model,
         args.trace,
         !args.json,
         None,
-        Some(pending.principal.clone()),
+        crate::session::Resuming {
+            principal: Some(pending.principal.clone()),
+            tainted_by: pending.tainted_by.clone(),
+        },
     )
     .await?;
-    // What the run had read before it waited still counts: its writes keep waiting for approval.
-    if let Some(by) = &pending.tainted_by {
-        session.policy.taint(by);
+    for change in session.app.changes_since(&pending.context) {
+        note!("{} {change}", Style::stderr().warn("note:"));
     }
-    for (call_id, decision) in decisions {
-        session
-            .runner
-            .decide(&mut run, &call_id, decision)
-            .with_context(|| format!("the decision on {call_id} cannot be applied"))?;
-    }
+    session.turn.apply(&mut run, decisions)?;
     if !store
         .claim_resume(&pending.run_id, pending.saved_at)
         .await?

@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use crate::agents::build_app;
 use crate::out::{note, say};
 use crate::runs::StoreArgs;
 use crate::setup::ModelArgs;
@@ -65,7 +64,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if let Some(ServeCommand::Token(token)) = args.command {
         return make_token(&token);
     }
-    let app = Arc::new(build_app(args.db.as_deref()).await?);
+    let store = crate::runs::open(&args.store).await?;
+    let app =
+        Arc::new(crate::agents::build_app_with(args.db.as_deref(), Some(store.clone())).await?);
     let bind = args
         .bind
         .clone()
@@ -78,18 +79,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         })?
         .next()
         .with_context(|| format!("the address `{bind}` names no host"))?;
-    let store = crate::runs::open(&args.store).await?;
-    let models = Arc::new(crate::models::CliModels::new(args.model.clone()));
+    let models = args.model.choice();
     // A server without a model answers nothing: find out now, not at the first message.
     let default_agent = app.default_agent_for(&steward_core::Principal::local());
-    steward_server::ModelSource::models_for(models.as_ref(), &app, &default_agent, None).await?;
+    app.models(&models, &default_agent, None, None).await?;
     let grace = Duration::from_secs(args.grace);
     let server = steward_server::Server::new(steward_server::ServerOptions {
         app: app.clone(),
-        store: store.clone(),
         models,
         loopback: addr.ip().is_loopback(),
-        grace,
     })
     .await?;
     let listener = tokio::net::TcpListener::bind(addr)

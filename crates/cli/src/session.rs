@@ -6,12 +6,10 @@ use crate::out::note;
 use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 
-use steward_app::store::StoreObserver;
-use steward_core::{
-    Approval, ApprovalRequest, EventLog, Fanout, Observer, Outcome, Run, RunStatus, Runner,
-};
+use steward_app::{App, Surface, Turn, TurnOptions};
+use steward_core::{Approval, ApprovalRequest, EventLog, Outcome, Run, RunStatus};
 
-use crate::agents::{AgentArgs, build_app};
+use crate::agents::{AgentArgs, build_app_with};
 use crate::style::Style;
 
 /// How driving a run ended.
@@ -27,15 +25,12 @@ pub(crate) fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Drives `run` until it ends. Calls that need approval are put to the person at the terminal; without one
-/// the run stops waiting when `stop_for_approval` (`ask`: exit code 4), else the calls are rejected (the model is
-/// told why). Ctrl-C cancels the run, keeping its transcript.
-pub(crate) async fn drive(
-    runner: &Runner,
-    run: &mut Run,
-    stop_for_approval: bool,
-    previewer: Option<&Previewer>,
-) -> Driven {
+/// Drives `turn`'s `run` until it ends. Calls that need approval are put to the person at the terminal;
+/// without one the run stops waiting when `stop_for_approval` (`ask`: exit code 4), else the calls are rejected
+/// (the model is told why). Ctrl-C cancels the run (and the statement it runs on the database), keeping its
+/// transcript.
+pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -> Driven {
+    let runner = turn.runner();
     loop {
         let status = {
             let driving = runner.drive(run);
@@ -48,6 +43,8 @@ pub(crate) async fn drive(
         let requests = match status {
             None => {
                 runner.cancel(run);
+                // The statement the run had on the database is cancelled there before the process exits.
+                steward_sql::settle_cancellations().await;
                 return Driven::Done(Outcome::Cancelled);
             }
             Some(RunStatus::Done(outcome)) => return Driven::Done(outcome),
@@ -58,10 +55,7 @@ pub(crate) async fn drive(
             return Driven::Waiting(requests);
         }
         for request in requests {
-            if let Some(preview) = match previewer {
-                Some(p) => p.preview(&request).await,
-                None => None,
-            } {
+            if let Some(preview) = turn.preview(&request).await {
                 crate::out::err_line(&preview);
             }
             let approval = tokio::task::spawn_blocking(move || {
@@ -154,47 +148,28 @@ pub(crate) fn ask_approval(request: &ApprovalRequest) -> Option<Approval> {
     }
 }
 
-/// Shows what a call waiting for approval would do, by asking its tool (a SQL write tool runs it in a
-/// transaction that is rolled back).
-pub(crate) struct Previewer {
-    app: Arc<steward_app::App>,
-    model: Arc<dyn steward_core::Model>,
-    principal: steward_core::Principal,
-}
-
-impl Previewer {
-    /// The preview of `request`'s call, when its tool offers one.
-    pub(crate) async fn preview(&self, request: &ApprovalRequest) -> Option<String> {
-        let tool = self.app.tool(&request.call.name, self.model.clone()).ok()?;
-        let args = serde_json::from_str(&request.call.arguments).ok()?;
-        let ctx = steward_core::ToolContext::new("preview", request.call.id.as_str(), "preview")
-            .with_tool(request.call.name.as_str())
-            .with_principal(Arc::new(self.principal.clone()));
-        tool.preview(&ctx, args).await
-    }
-}
-
-/// What `ask` and `chat` run: the runner over the chosen agent and model, and the trace that watches it.
+/// What `ask`, `chat` and `runs resume` run: a turn of the run service, and the trace that watches it.
 pub(crate) struct Session {
-    pub(crate) runner: steward_core::Runner,
+    pub(crate) turn: Turn,
     pub(crate) trace: Arc<crate::trace::Trace>,
     pub(crate) model_name: String,
     /// Every event of the run tree (sub-agents included), for `--json`.
     pub(crate) log: EventLog,
-    /// Records the runs in the run store (`None` with `--no-store`).
-    pub(crate) recorder: Option<Arc<StoreObserver>>,
-    /// The run store, to save a run that waits for approval.
-    pub(crate) store: Option<steward_app::store::RunStore>,
-    /// Who the runs are for.
-    pub(crate) principal: steward_core::Principal,
-    /// Previews of calls waiting for approval.
-    pub(crate) previewer: Previewer,
-    /// The role's policy of the run tree (it knows whether the run read outside data).
-    pub(crate) policy: Arc<steward_app::RolePolicy>,
+    /// The app the turn runs in (its run store saves a run that waits for approval).
+    pub(crate) app: Arc<App>,
+}
+
+/// What a session is opened with beyond the flags: set by `runs resume` from the parked run.
+#[derive(Default)]
+pub(crate) struct Resuming {
+    /// The principal the run was for.
+    pub(crate) principal: Option<steward_core::Principal>,
+    /// What the run had read from outside before it waited.
+    pub(crate) tainted_by: Option<String>,
 }
 
 impl Session {
-    /// Builds the app, connects the model and builds the agent; `question` ranks the analyst's schema.
+    /// Builds the app, connects the model and assembles the turn; `question` ranks the analyst's schema.
     pub(crate) async fn open(
         agents: &AgentArgs,
         model: &crate::setup::ModelArgs,
@@ -202,21 +177,22 @@ impl Session {
         stream: bool,
         question: Option<&str>,
     ) -> anyhow::Result<Self> {
-        Self::open_as(agents, model, trace, stream, question, None).await
+        Self::open_as(agents, model, trace, stream, question, Resuming::default()).await
     }
 
-    /// [`Session::open`] for `principal` when given (a resumed run's), else the one the flags name.
+    /// [`Session::open`] for a resumed run's principal and taint, when given.
     pub(crate) async fn open_as(
         agents: &AgentArgs,
         model: &crate::setup::ModelArgs,
         trace: bool,
         stream: bool,
         question: Option<&str>,
-        principal: Option<steward_core::Principal>,
+        resuming: Resuming,
     ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
-        let app = build_app(agents.db.as_deref()).await?;
-        let principal = match principal {
+        let store = crate::runs::store_for_runs(&agents.store, agents.no_store).await?;
+        let app = Arc::new(build_app_with(agents.db.as_deref(), store).await?);
+        let principal = match resuming.principal {
             Some(principal) => principal,
             None => agents.identity.principal(app.config())?,
         };
@@ -239,29 +215,13 @@ impl Session {
                 ),
             }
         }
-        if app.agent_def(&name).is_none() {
-            let known = app.agent_names().collect::<Vec<_>>().join(", ");
-            anyhow::bail!("there is no agent named `{name}`; the agents are: {known}");
-        }
-        app.may_run(&principal, &name)?;
-        let used = app.models_used(&name);
-        let chosen = model
-            .connect_for(app.config(), app.agent_def(&name), &used)
-            .await?;
-        let connected = chosen.model.clone();
-        let model_name = connected.name().to_owned();
+        app.check_agent(&principal, &name)?;
+        let choice = model.choice();
+        let models = app.models(&choice, &name, None, None).await?;
+        let model_name = models.model.name().to_owned();
         let trace = Arc::new(
             crate::trace::Trace::new(trace, &model_name, prices.clone()).streaming(stream),
         );
-        let agent = app.agent_for(
-            &principal,
-            &name,
-            connected.clone(),
-            chosen.name.as_deref(),
-            &chosen.named,
-            question,
-            model.limits(),
-        )?;
         if trace.enabled()
             && let Some(notice) = app.business().and_then(|b| b.privileges.as_ref())
         {
@@ -274,40 +234,21 @@ impl Session {
                     .dim("(no database: the assistant has only the date and a calculator; `steward demo` creates the demo database)")
             );
         }
-        let (recorder, store) = match crate::runs::recorder(&agents.store, agents.no_store).await? {
-            Some((observer, store)) => (Some(observer), Some(store)),
-            None => (None, None),
-        };
         let log = EventLog::new();
-        let policy = app.policy(&principal);
-        let mut observers: Vec<Arc<dyn Observer>> =
-            vec![policy.clone(), trace.clone(), Arc::new(log.clone())];
-        if let Some(recorder) = &recorder {
-            recorder.set_model(model_name.clone());
-            recorder.set_prices(prices);
-            recorder.set_principal(&principal);
-            observers.push(recorder.clone());
-        }
-        let connected_for_preview = connected.clone();
-        let runner = steward_core::Runner::new(Arc::new(agent), connected)
-            .with_observer(Arc::new(Fanout(observers)))
-            .with_policy(policy.clone())
-            .with_principal(Arc::new(principal.clone()))
-            .with_streaming(trace.is_streaming());
+        let mut options = TurnOptions::new(Surface::Cli, models, choice);
+        options.question = question.map(str::to_owned);
+        options.limits = model.limits();
+        options.observers = vec![trace.clone(), Arc::new(log.clone())];
+        options.streaming = trace.is_streaming();
+        options.prices = Some(prices);
+        options.tainted_by = resuming.tainted_by;
+        let turn = app.turn(&principal, &name, options)?;
         Ok(Self {
-            runner,
+            turn,
             trace,
             model_name,
             log,
-            recorder,
-            store,
-            previewer: Previewer {
-                app: Arc::new(app),
-                model: connected_for_preview,
-                principal: principal.clone(),
-            },
-            principal,
-            policy,
+            app,
         })
     }
 }

@@ -7,13 +7,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use std::collections::{BTreeMap, BTreeSet};
 
-use steward_app::Config;
-use steward_app::{AgentDef, ModeDef};
+use steward_app::{ModeDef, ModelChoice};
 use steward_core::{Limits, Model};
 use steward_domains::common::Clock;
-use steward_llm::{Env, HttpOptions, Mode, ModelSetup, PriceTable, RetryNotice};
+use steward_llm::{HttpOptions, PriceTable, RetryNotice};
 
 use crate::style::Style;
 
@@ -160,128 +158,30 @@ impl ModelArgs {
         }
     }
 
-    fn mode(&self, configured: Option<ModeDef>) -> Mode {
-        match (self.mode, configured) {
-            (Some(ModeArg::ReactJson), _) | (None, Some(ModeDef::ReactJson)) => Mode::ReactJson,
-            (Some(ModeArg::ReactText), _) | (None, Some(ModeDef::ReactText)) => Mode::ReactText,
-            _ => Mode::Native,
+    /// The command's model flags as plain values for the app (see [`steward_app::App::models`]).
+    pub(crate) fn choice(&self) -> ModelChoice {
+        ModelChoice {
+            spec: self.model.clone(),
+            mode: self.mode.map(|m| match m {
+                ModeArg::Native => ModeDef::Native,
+                ModeArg::ReactJson => ModeDef::ReactJson,
+                ModeArg::ReactText => ModeDef::ReactText,
+            }),
+            record: self.record.clone(),
+            http: self.http(),
+            fixed: None,
         }
     }
 
     /// Chooses and builds the model from `--model`, `STEWARD_MODEL` or the environment.
     pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
-        self.connect_as(None).await
-    }
-
-    /// [`ModelArgs::connect`], driven as `mode` says unless `--mode` is given.
-    async fn connect_as(&self, mode: Option<ModeDef>) -> anyhow::Result<Arc<dyn Model>> {
-        let setup = ModelSetup {
-            spec: self.model.clone(),
-            mode: self.mode(mode),
-            record: self.record.clone(),
-            http: self.http(),
-        };
-        Ok(steward_llm::connect(setup, &Env::from_process()).await?)
-    }
-
-    /// Builds a model the config names, with its mode and timeout.
-    fn connect_entry(
-        &self,
-        name: &str,
-        config: &Config,
-        mode: Option<ModeDef>,
-    ) -> anyhow::Result<Arc<dyn Model>> {
-        let Some(entry) = config.models.get(name) else {
-            anyhow::bail!(
-                "{}: there is no model named `{name}` in `models`",
-                config.locate(&["models"])
-            );
-        };
-        let def = entry.def();
-        let mut http = self.http();
-        if let Some(seconds) = def.timeout {
-            http.timeouts.first_byte = Duration::from_secs(seconds);
-            http.timeouts.total = Duration::from_secs(seconds);
+        match steward_app::models::connect_as(&self.choice(), None).await {
+            Ok(model) => Ok(model),
+            // The provider's own error, so that callers can tell "no model configured" from the others.
+            Err(steward_app::AppError::Model(e)) => Err(e.into()),
+            Err(e) => Err(e.into()),
         }
-        let setup = ModelSetup {
-            spec: Some(def.spec.clone()),
-            mode: self.mode(mode.or(def.mode)),
-            record: self.record.clone(),
-            http,
-        };
-        steward_llm::connect_spec(&def.spec, setup, &Env::from_process()).map_err(|e| {
-            anyhow::anyhow!(
-                "the model `{name}` ({}): {e}",
-                config.locate(&["models", name])
-            )
-        })
     }
-
-    /// The models of a run: the one `--model` (or `STEWARD_MODEL`) names drives every agent; without it, each
-    /// agent that names a model in the config gets that one (`named`, by name) and the others the agent's
-    /// own, the config's default, or the one the environment configures. The agent's `mode` drives its model
-    /// unless `--mode` is given.
-    pub(crate) async fn connect_for(
-        &self,
-        config: &Config,
-        agent: Option<&AgentDef>,
-        used: &BTreeSet<String>,
-    ) -> anyhow::Result<ChosenModels> {
-        let agent_mode = agent.and_then(|a| a.mode);
-        let agent_model = agent.and_then(|a| a.model.as_deref());
-        if let Some(text) = &self.model {
-            if config.models.contains_key(text) {
-                return Ok(ChosenModels {
-                    model: self.connect_entry(text, config, agent_mode)?,
-                    name: Some(text.clone()),
-                    named: BTreeMap::new(),
-                });
-            }
-            return Ok(ChosenModels {
-                model: self.connect_as(agent_mode).await?,
-                name: None,
-                named: BTreeMap::new(),
-            });
-        }
-        let top = agent_model.or(config.defaults.model.as_deref());
-        let mut wanted: BTreeSet<String> = used.clone();
-        wanted.extend(top.map(str::to_owned));
-        if self.record.is_some() && wanted.len() > 1 {
-            let names: Vec<_> = wanted.into_iter().collect();
-            anyhow::bail!(
-                "--record records one model, and this agent's sub-agents use the models {}: pass --model to \
-                 drive them all with one",
-                names.join(", ")
-            );
-        }
-        let mut named = BTreeMap::new();
-        for name in &wanted {
-            named.insert(name.clone(), self.connect_entry(name, config, None)?);
-        }
-        let model = match top {
-            Some(name) if agent_mode.is_some() => self.connect_entry(name, config, agent_mode)?,
-            Some(name) => named
-                .get(name)
-                .cloned()
-                .map_or_else(|| self.connect_entry(name, config, None), Ok)?,
-            None => self.connect_as(agent_mode).await?,
-        };
-        Ok(ChosenModels {
-            model,
-            name: top.map(str::to_owned),
-            named,
-        })
-    }
-}
-
-/// The models of a run (see [`ModelArgs::connect_for`]).
-pub(crate) struct ChosenModels {
-    /// The top agent's model.
-    pub(crate) model: Arc<dyn Model>,
-    /// Its name in the config's `models`, if it has one.
-    pub(crate) name: Option<String>,
-    /// The config's models the agents name.
-    pub(crate) named: BTreeMap<String, Arc<dyn Model>>,
 }
 
 /// The clock for `current_date`: `STEWARD_NOW` (a date or an RFC 3339 time) fixes it, for reproducible

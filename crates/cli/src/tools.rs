@@ -10,6 +10,7 @@ use anyhow::bail;
 use async_trait::async_trait;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use steward_app::Surface;
 use steward_app::direct::{Checked, DirectCall};
 use steward_core::{
     Approval, Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall,
@@ -81,6 +82,13 @@ pub(crate) struct CallArgs {
 
     #[command(flatten)]
     identity: crate::agents::IdentityArgs,
+
+    #[command(flatten)]
+    store: crate::runs::StoreArgs,
+
+    /// Do not record the call in the run store's audit trail.
+    #[arg(long, conflicts_with = "store")]
+    no_store: bool,
 
     /// How to print the result: table (the default: the observation the model sees), json ({"ok", "content",
     /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), csv, tsv, markdown or
@@ -246,7 +254,8 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     } else {
         args.arguments.clone()
     };
-    let app = build_app(args.db.as_deref()).await?;
+    let store = crate::runs::store_for_runs(&args.store, args.no_store).await?;
+    let app = crate::agents::build_app_with(args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
     let call_id = args.call_id.clone().unwrap_or_else(|| {
         let nanos = SystemTime::now()
@@ -257,13 +266,10 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     let call = ToolCall::new(call_id, args.name.clone(), arguments);
     // The same checks as a run's: the schema, then the role's tools, its approvals, write tools declared in the
     // config.
-    let checked = match app.check_call(
-        "cli",
-        &principal,
-        app.policy(&principal),
-        call,
-        Arc::new(NoModel),
-    ) {
+    let checked = match app
+        .check_call(Surface::Cli, &principal, call, Arc::new(NoModel))
+        .await
+    {
         Ok(checked) => checked,
         Err(steward_app::AppError::UnknownTool { name, suggestion }) => bail!(
             "there is no tool named `{name}`{}; the tools are: {}",
@@ -278,10 +284,15 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
         Checked::Refused(refusal) => Err((refusal.message(), None)),
         Checked::Allowed(call) => run_tool(call).await,
         Checked::NeedsApproval(call, reason) => {
-            let request = call.request(reason);
+            let request = call.request(reason.clone());
             let preview = call.preview().await;
             if !crate::session::interactive() {
                 crate::session::note_waiting(&request, None, preview.as_deref());
+                call.not_run(
+                    &reason,
+                    "no one could approve it: not an interactive terminal",
+                )
+                .await?;
                 note!(
                     "{}",
                     Style::stderr().dim(
@@ -299,8 +310,30 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
                 .ok()
                 .flatten()
             {
-                Some(Approval::Approve) => run_tool(call).await,
-                _ => Err(("Not run: the user did not approve it.".to_owned(), None)),
+                Some(Approval::Approve) => {
+                    let by = if principal.is_local() {
+                        String::new()
+                    } else {
+                        principal.name.clone()
+                    };
+                    run_tool(call.approved(reason, by)).await
+                }
+                Some(Approval::Edit { .. }) => {
+                    call.not_run(&reason, "edits are not taken here").await?;
+                    Err((
+                        "Not run: edit the arguments on the command line and call again."
+                            .to_owned(),
+                        None,
+                    ))
+                }
+                answer => {
+                    let why = match answer {
+                        Some(Approval::Reject { reason: Some(why) }) => why,
+                        _ => "the user did not approve it".to_owned(),
+                    };
+                    call.not_run(&reason, &why).await?;
+                    Err(("Not run: the user did not approve it.".to_owned(), None))
+                }
             }
         }
     };

@@ -40,11 +40,10 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
 
     // Newest first, every field.
     let records = audit_json(&data);
-    let calls: Vec<(u64, &str, &str)> = records
+    let calls: Vec<(&str, &str)> = records
         .iter()
         .map(|r| {
             (
-                r["seq"].as_u64().unwrap(),
                 r["tool"].as_str().unwrap(),
                 r["arguments"].as_str().unwrap(),
             )
@@ -53,8 +52,8 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
     assert_eq!(
         calls,
         [
-            (2, "calculator", r#"{"expression": "5 * 1.2"}"#),
-            (1, "current_date", "{}")
+            ("calculator", r#"{"expression": "5 * 1.2"}"#),
+            ("current_date", "{}")
         ]
     );
     for r in &records {
@@ -64,9 +63,29 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
         assert_eq!(r["role"], Value::Null);
         assert_eq!(r["decision"], "allowed");
         assert_eq!(r["status"], "ok");
+        assert_eq!(r["surface"], "cli");
         assert_eq!(r["hash"].as_str().unwrap().len(), 64);
     }
-    assert_eq!(records[0]["prev_hash"], records[1]["hash"]);
+    // The whole chain: each call's intent, written before its tool ran, then how it ended.
+    let out = steward(
+        &["audit", "list", "--all", "--json"],
+        &[("XDG_DATA_HOME", &data)],
+        "",
+    );
+    let chain: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chain.len(), 4, "{chain:#?}");
+    for tool in ["current_date", "calculator"] {
+        let statuses: Vec<&str> = chain
+            .iter()
+            .rev()
+            .filter(|r| r["tool"] == tool)
+            .map(|r| r["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["started", "ok"], "{tool}: {chain:#?}");
+    }
+    for pair in chain.windows(2) {
+        assert_eq!(pair[0]["prev_hash"], pair[1]["hash"]);
+    }
 
     // The terminal table.
     let out = steward(&["audit", "list"], &[("XDG_DATA_HOME", &data)], "");
@@ -88,7 +107,6 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
         assert!(lines[0].contains(column), "{table}");
     }
     for cell in [
-        "2 ",
         "assistant",
         "calculator",
         "allowed",
@@ -112,12 +130,12 @@ async fn ask_s_calls_are_listed_and_verify_finds_a_record_changed_or_deleted() {
     let (code, said) = verify();
     assert_eq!(code, Some(0), "{said}");
     assert!(
-        said.starts_with("2 records, the chain is intact\n"),
+        said.starts_with("4 records, the chain is intact\n"),
         "{said}"
     );
-    let head = records[0]["hash"].as_str().unwrap();
+    let head = chain[0]["hash"].as_str().unwrap();
     assert!(
-        said.contains(&format!("head: record 2, hash {head}")),
+        said.contains(&format!("head: record 4, hash {head}")),
         "{said}"
     );
 
@@ -266,7 +284,11 @@ async fn the_trail_of_a_postgres_store_is_listed_and_verified() {
     assert_eq!(records[0]["status"], "ok");
     let out = steward(&["audit", "verify"], &[("STEWARD_STORE", &url)], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("1 record, the chain is intact\n"));
+    assert!(
+        text(&out.stdout).starts_with("2 records, the chain is intact\n"),
+        "the call's intent and its outcome: {}",
+        text(&out.stdout)
+    );
 
     let store = steward_sql::Database::connect(&url).await.unwrap();
     store

@@ -383,6 +383,7 @@ pub(crate) async fn post_message(
         .clone()
         .unwrap_or_else(|| conversation.agent.clone());
     let home = Home::Conversation(id.clone());
+    let messages = shared.store.conversation_messages(&id).await?;
     let (mut turn, events) = turns::assemble(
         &shared,
         &caller.principal,
@@ -390,11 +391,10 @@ pub(crate) async fn post_message(
         &settings,
         content,
         &home,
+        turns::inherited(&messages),
     )
     .await?;
-    let messages = shared.store.conversation_messages(&id).await?;
     let history = turns::history(&messages, settings.history.unwrap_or(20));
-    turn.inherit(&messages);
     let run_id = Run::generate_id();
     let until = shared.lease_until();
     match shared

@@ -17,7 +17,6 @@ pub mod chart;
 mod events;
 mod guardrails;
 pub mod mcp;
-pub mod models;
 mod openai;
 mod state;
 mod turns;
@@ -36,28 +35,24 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 use steward_app::App;
-use steward_app::store::RunStore;
 use tokio::sync::{Semaphore, watch};
 use utoipa::OpenApi as _;
 
 pub use auth::{Caller, token_hash};
-pub use models::{FixedModel, ModelSource, RunModels};
 pub use state::Settings;
+pub use steward_app::{ModelChoice, RunModels};
 
 use state::{ApiError, InFlight, RateLimiter, Shared};
 
 /// What a server is built from.
 pub struct ServerOptions {
-    /// The app: config, agents, tools, roles.
+    /// The app: config, agents, tools, roles, and the run store (conversations, approvals, runs, audit),
+    /// which a server must have.
     pub app: Arc<App>,
-    /// The run store (conversations, approvals, runs).
-    pub store: RunStore,
-    /// Where runs get their models.
-    pub models: Arc<dyn ModelSource>,
+    /// How runs get their models (see [`App::models`]).
+    pub models: ModelChoice,
     /// Whether the server listens only on a loopback address (without credentials configured, it must).
     pub loopback: bool,
-    /// How long shutdown waits for runs in flight before it cancels them (saved as cancelled).
-    pub grace: Duration,
 }
 
 /// A Steward server.
@@ -109,15 +104,29 @@ async fn health() -> impl IntoResponse {
     axum::Json(json!({"status": "ok"}))
 }
 
-/// The server can serve: its run store answers.
-#[utoipa::path(get, path = "/ready", tag = "ops", security(), responses((status = 200, description = "Ready"), (status = 503, description = "The run store does not answer")))]
+/// How long `/ready` waits for the run store's write check: well under the second a load balancer's check
+/// usually allows, so the answer is a 503 that says why rather than a timeout that says nothing.
+const READY_LIMIT: Duration = Duration::from_millis(500);
+
+/// The server can serve: its run store can be written now (checked without writing, within half a second;
+/// see `RunStore::health`). A 503 names the cause and what to do.
+#[utoipa::path(get, path = "/ready", tag = "ops", security(), responses((status = 200, description = "Ready: the run store can be written"), (status = 503, description = "The run store cannot be written now: `cause` says why, `action` what to do")))]
 async fn ready(State(shared): State<Arc<Shared>>) -> Response {
-    match shared.store.list(1, 0).await {
-        Ok(_) => axum::Json(json!({"status": "ready", "runs_in_flight": shared.in_flight.count()}))
-            .into_response(),
-        Err(e) => (
+    match shared.store.health(READY_LIMIT).await {
+        Ok(()) => {
+            axum::Json(json!({"status": "ready", "runs_in_flight": shared.in_flight.count()}))
+                .into_response()
+        }
+        Err(fault) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(json!({"status": "unavailable", "error": e.to_string()})),
+            axum::Json(json!({
+                "status": "unavailable",
+                "store": shared.store.url(),
+                "kind": fault.kind,
+                "cause": fault.cause,
+                "action": fault.action,
+                "error": fault.to_string(),
+            })),
         )
             .into_response(),
     }
@@ -198,10 +207,14 @@ impl Server {
         let hosts = guardrails::configured_hosts(config)?;
         let (stop_runs, stop_rx) = watch::channel(false);
         let instance = format!("{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
+        let Some(store) = options.app.store().cloned() else {
+            anyhow::bail!("a server needs a run store: build its app with one (AppOptions::store)");
+        };
         let shared = Arc::new(Shared {
             app: options.app,
-            store: options.store,
-            models: options.models,
+            store,
+            choice: options.models,
+            models: steward_app::ModelCache::default(),
             auth,
             run_slots: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
             rate: RateLimiter::new(limits.requests_per_minute),
@@ -212,7 +225,6 @@ impl Server {
             failures: guardrails::failures::FailedSignIns::default(),
             hosts,
         });
-        let _ = options.grace;
         Ok(Self { shared, stop_runs })
     }
 
@@ -259,10 +271,9 @@ impl Server {
         let hosts = mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new());
         let mcp_service = mcp::McpServer::new(
             shared.app.clone(),
-            shared.models.clone(),
+            shared.choice.clone(),
             steward_core::Principal::local(),
         )
-        .with_store(shared.store.clone())
         .http_service(hosts.with_max_body_bytes(shared.limits.body_bytes));
         let mcp_routes: Router<Arc<Shared>> =
             Router::new().nest_service("/mcp", mcp_service).layer(

@@ -144,6 +144,7 @@ async fn answer(
         &settings,
         &question,
         &Home::Detached,
+        None,
     )
     .await?;
     let run = turn.start(&history, &question, Run::generate_id());

@@ -17,13 +17,15 @@ use utoipa::ToSchema;
 use crate::auth::Auth;
 use crate::guardrails::HostName;
 use crate::guardrails::failures::FailedSignIns;
-use crate::models::ModelSource;
 
 /// The server's shared state.
 pub(crate) struct Shared {
     pub(crate) app: Arc<App>,
     pub(crate) store: RunStore,
-    pub(crate) models: Arc<dyn ModelSource>,
+    /// How runs get their models.
+    pub(crate) choice: steward_app::ModelChoice,
+    /// The models connected so far, per agent and chosen model.
+    pub(crate) models: steward_app::ModelCache,
     pub(crate) auth: Auth,
     pub(crate) limits: ServerLimits,
     /// This process's name on leases.
@@ -271,11 +273,20 @@ impl From<StoreError> for ApiError {
 
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
+        let status = match e.kind() {
+            steward_app::ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+            steward_app::ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+            steward_app::ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            steward_app::ErrorKind::Conflict => StatusCode::CONFLICT,
+            _ => match &e {
+                AppError::Model(_) => StatusCode::BAD_GATEWAY,
+                AppError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+        };
         match e {
-            AppError::UnknownAgent { .. } | AppError::UnknownTool { .. } | AppError::Config(_) => {
-                Self::bad(e.to_string())
-            }
-            other => Self::internal(other),
+            AppError::Store(store) => store.into(),
+            other => Self::new(status, other.to_string()),
         }
     }
 }

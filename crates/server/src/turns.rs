@@ -6,27 +6,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use steward_app::store::{PendingApproval, StoreObserver};
-use steward_core::{
-    ApprovalRequest, Fanout, Limits, Message, ModelSettings, Observer, Outcome, Principal, Run,
-    RunStatus, Runner,
-};
+use steward_app::store::PendingApproval;
+use steward_app::{Surface, TurnOptions};
+use steward_core::{ApprovalRequest, Limits, Message, Outcome, Principal, Run, RunStatus};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use crate::events::Forwarder;
 use crate::state::{ApiError, InFlight, Settings, Shared};
 
-/// A runner assembled for one turn.
+/// A turn of the run service, with the client's stream and the run slot it holds.
 pub(crate) struct Turn {
-    pub(crate) runner: Runner,
+    pub(crate) turn: steward_app::Turn,
     /// The run this turn drives (its lease names it).
     run_id: String,
-    policy: Arc<steward_app::RolePolicy>,
     pub(crate) forwarder: Arc<Forwarder>,
-    recorder: Arc<StoreObserver>,
-    agent: String,
-    principal: Principal,
-    settings: ModelSettings,
     _slot: OwnedSemaphorePermit,
 }
 
@@ -47,12 +40,21 @@ impl Home {
             Self::Detached => "",
         }
     }
+
+    /// The surface a turn of this home comes from.
+    fn surface(&self) -> Surface {
+        match self {
+            Self::Conversation(_) => Surface::Api,
+            Self::Detached => Surface::OpenAi,
+        }
+    }
 }
 
 /// The most model calls a turn may make when the settings say nothing.
 const DEFAULT_ACTIONS: u32 = 20;
 
-/// Assembles the runner of a turn of `agent` for `principal`, with `settings`.
+/// Assembles a turn of `agent` for `principal`, with `settings`, through the run service; `tainted_by` is what
+/// earlier turns (or the run before it waited) read from outside.
 pub(crate) async fn assemble(
     shared: &Arc<Shared>,
     principal: &Principal,
@@ -60,35 +62,10 @@ pub(crate) async fn assemble(
     settings: &Settings,
     question: &str,
     home: &Home,
+    tainted_by: Option<String>,
 ) -> Result<(Turn, Events), ApiError> {
     let app = &shared.app;
-    if app.agent_def(agent).is_none() {
-        let known = app.agent_names().collect::<Vec<_>>().join(", ");
-        return Err(ApiError::bad(format!(
-            "there is no agent named `{agent}`; the agents are: {known}"
-        )));
-    }
-    app.may_run(principal, agent)
-        .map_err(|e| ApiError::forbidden(e.to_string()))?;
-    if let Some(model) = &settings.model
-        && !app.config().models.contains_key(model)
-    {
-        let known = app
-            .config()
-            .models
-            .keys()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(ApiError::bad(format!(
-            "there is no model named `{model}` in the config's `models`{}",
-            if known.is_empty() {
-                String::new()
-            } else {
-                format!("; the models are: {known}")
-            }
-        )));
-    }
+    app.check_agent(principal, agent)?;
     let slot = shared.run_slots.clone().try_acquire_owned().map_err(|_| {
         let mut e = ApiError::new(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -100,93 +77,71 @@ pub(crate) async fn assemble(
         e.retry_after = Some(1);
         e
     })?;
-    let models = shared
-        .models
-        .models_for(app, agent, settings.model.as_deref())
+    let models = app
+        .models(
+            &shared.choice,
+            agent,
+            settings.model.as_deref(),
+            Some(&shared.models),
+        )
         .await
-        .map_err(|e| {
-            ApiError::new(
+        .map_err(|e| match e {
+            steward_app::AppError::Invalid(_) => ApiError::bad(e.to_string()),
+            other => ApiError::new(
                 axum::http::StatusCode::BAD_GATEWAY,
-                format!("cannot set up the model: {e:#}"),
-            )
+                format!("cannot set up the model: {other}"),
+            ),
         })?;
-    let limits = Limits {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let forwarder = Arc::new(Forwarder::new(home.id(), sender));
+    let mut options = TurnOptions::new(home.surface(), models, shared.choice.clone());
+    if let Some(model) = &settings.model {
+        options.choice.spec = Some(model.clone());
+    }
+    options.question = Some(question.to_owned());
+    options.limits = Limits {
         max_steps: settings.max_actions.unwrap_or(DEFAULT_ACTIONS),
         max_tokens: None,
         time_limit: Some(Duration::from_secs(shared.limits.run_seconds)),
     };
-    let built = app.agent_for(
-        principal,
-        agent,
-        models.model.clone(),
-        models.name.as_deref(),
-        &models.named,
-        Some(question),
-        limits,
-    )?;
-    let mut model_settings = built.settings;
-    if settings.temperature.is_some() {
-        model_settings.temperature = settings.temperature;
-    }
-    if settings.max_tokens.is_some() {
-        model_settings.max_output_tokens = settings.max_tokens;
-    }
-    let recorder = Arc::new(StoreObserver::new(shared.store.clone())?);
-    recorder.set_model(models.model.name().to_owned());
-    recorder.set_principal(principal);
-    let (sender, receiver) = mpsc::unbounded_channel();
-    let forwarder = Arc::new(Forwarder::new(home.id(), sender));
-    let policy = app.policy(principal);
-    let policy_for_turn = policy.clone();
-    let observers: Vec<Arc<dyn Observer>> =
-        vec![policy.clone(), recorder.clone(), forwarder.clone()];
-    let runner = Runner::new(Arc::new(built), models.model)
-        .with_observer(Arc::new(Fanout(observers)))
-        .with_policy(policy)
-        .with_principal(Arc::new(principal.clone()))
-        .with_streaming(true);
+    options.observers = vec![forwarder.clone()];
+    options.streaming = true;
+    options.tainted_by = tainted_by;
+    options.temperature = settings.temperature;
+    options.max_output_tokens = settings.max_tokens;
+    let turn = app.turn(principal, agent, options)?;
     Ok((
         Turn {
-            runner,
+            turn,
             run_id: String::new(),
-            policy: policy_for_turn,
             forwarder,
-            recorder,
-            agent: agent.to_owned(),
-            principal: principal.clone(),
-            settings: model_settings,
             _slot: slot,
         },
         receiver,
     ))
 }
 
-impl Turn {
-    /// Carries over what earlier turns read: when one of them read outside data (its last event says
-    /// `tainted_by`), this turn's writes wait for approval as if it had read it itself, since that turn's
-    /// answer is in this one's history.
-    pub(crate) fn inherit(&self, messages: &[steward_app::store::ConversationMessage]) {
-        let by = messages
-            .iter()
-            .filter_map(|m| m.events.as_ref())
-            .find_map(|events| {
-                events
-                    .as_array()?
-                    .iter()
-                    .find_map(|e| e.get("tainted_by").and_then(Value::as_str))
-                    .map(str::to_owned)
-            });
-        if let Some(by) = by {
-            self.policy.taint(&by);
-        }
-    }
+/// What earlier turns of a conversation read: when one of them read outside data (its last event says
+/// `tainted_by`), the next turn's writes wait for approval as if it had read it itself, since that turn's
+/// answer is in its history.
+pub(crate) fn inherited(messages: &[steward_app::store::ConversationMessage]) -> Option<String> {
+    messages
+        .iter()
+        .filter_map(|m| m.events.as_ref())
+        .find_map(|events| {
+            events
+                .as_array()?
+                .iter()
+                .find_map(|e| e.get("tainted_by").and_then(Value::as_str))
+                .map(str::to_owned)
+        })
+}
 
+impl Turn {
     /// A new run for `input` after `history`, with this turn's model settings.
     pub(crate) fn start(&mut self, history: &[Message], input: &str, id: String) -> Run {
         self.run_id = id.clone();
-        self.runner
-            .start_after(history, input, id)
-            .with_settings(self.settings)
+        self.turn.start_after(history, input, id)
     }
 }
 
@@ -232,7 +187,7 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
     let mut renew = tokio::time::interval(shared.renew_every());
     renew.tick().await;
     let status = {
-        let driving = turn.runner.drive(&mut run);
+        let driving = turn.turn.runner().drive(&mut run);
         tokio::pin!(driving);
         loop {
             tokio::select! {
@@ -258,18 +213,18 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
         Ok(status) => status,
         Err(Stopped::Shutdown) => {
             // The run ends here, saved as cancelled.
-            turn.runner.cancel(&mut run);
+            turn.turn.runner().cancel(&mut run);
             RunStatus::Done(Outcome::Cancelled)
         }
         Err(Stopped::LostLease) => {
-            turn.runner.cancel(&mut run);
-            let _ = turn.recorder.flush().await;
+            turn.turn.runner().cancel(&mut run);
+            let _ = turn.turn.flush().await;
             turn.forwarder.send(json!({"type": "error", "run_id": run.id(), "outcome": "interrupted",
                 "message": "this server lost the conversation to another one (its lease ran out), so the run was stopped; send the message again"}));
             return;
         }
     };
-    let _ = turn.recorder.flush().await;
+    let _ = turn.turn.flush().await;
     finish(shared, &turn, &run, status, &home).await;
 }
 
@@ -283,25 +238,23 @@ fn run_id_of<'a>(_home: &Home, turn: &'a Turn) -> &'a str {
 async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus, home: &Home) {
     let mut saved_at = None;
     let (mut event, state, text) = match status {
-        RunStatus::AwaitingApproval(requests) => {
-            match wait(shared, turn, run, &requests, home).await {
-                Ok((event, at)) => {
-                    saved_at = Some(at);
-                    (event, "waiting", waiting_text(&requests))
-                }
-                Err(e) => {
-                    let message = format!(
-                        "the run waits for approval but could not be saved: {}",
-                        e.message
-                    );
-                    (
-                        json!({"type": "error", "run_id": run.id(), "outcome": "failed", "message": message}),
-                        "failed",
-                        message,
-                    )
-                }
+        RunStatus::AwaitingApproval(requests) => match wait(turn, run, &requests, home).await {
+            Ok((event, at)) => {
+                saved_at = Some(at);
+                (event, "waiting", waiting_text(&requests))
             }
-        }
+            Err(e) => {
+                let message = format!(
+                    "the run waits for approval but could not be saved: {}",
+                    e.message
+                );
+                (
+                    json!({"type": "error", "run_id": run.id(), "outcome": "failed", "message": message}),
+                    "failed",
+                    message,
+                )
+            }
+        },
         RunStatus::Done(Outcome::Answered { answer }) => (
             json!({"type": "answer", "run_id": run.id(), "outcome": "answered", "content": answer}),
             "idle",
@@ -324,7 +277,7 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             )
         }
     };
-    if let Some(by) = turn.policy.tainted_by() {
+    if let Some(by) = turn.turn.tainted_by() {
         event["tainted_by"] = json!(by);
     }
     if let Home::Conversation(id) = home {
@@ -364,64 +317,29 @@ fn waiting_text(requests: &[ApprovalRequest]) -> String {
     format!("Waiting for approval: {}", calls.join("; "))
 }
 
-/// Saves a run that waits for approval and says what it waits for.
+/// Saves a run that waits for approval (through the run service) and says what it waits for.
 async fn wait(
-    shared: &Arc<Shared>,
     turn: &Turn,
     run: &Run,
     requests: &[ApprovalRequest],
     home: &Home,
 ) -> Result<(Value, chrono::DateTime<chrono::Utc>), ApiError> {
-    let mut previews = Vec::new();
-    for request in requests {
-        previews.push(preview(shared, &turn.agent, &turn.principal, request).await);
-    }
-    let ids = shared
-        .store
-        .save_pending(
-            run,
-            &turn.agent,
-            &turn.principal,
-            requests,
-            &previews,
-            turn.policy.tainted_by().as_deref(),
-        )
-        .await?;
-    let pending = shared.store.pending_run(run.id()).await?;
+    let parked = turn.turn.park(run, requests).await?;
     let conversation = match home {
         Home::Conversation(id) => Some(id.as_str()),
         Home::Detached => None,
     };
-    let approvals: Vec<Value> = pending
+    let approvals: Vec<Value> = parked
+        .pending
         .approvals
         .iter()
-        .filter(|a| ids.contains(&a.id))
+        .filter(|a| parked.ids.contains(&a.id))
         .map(|a| approval_json(a, conversation))
         .collect();
     Ok((
         json!({"type": "approval", "run_id": run.id(), "approvals": approvals}),
-        pending.saved_at,
+        parked.pending.saved_at,
     ))
-}
-
-/// What a call waiting for approval would do, when its tool can tell.
-pub(crate) async fn preview(
-    shared: &Shared,
-    agent: &str,
-    principal: &Principal,
-    request: &ApprovalRequest,
-) -> Option<String> {
-    let models = shared
-        .models
-        .models_for(&shared.app, agent, None)
-        .await
-        .ok()?;
-    let tool = shared.app.tool(&request.call.name, models.model).ok()?;
-    let args = serde_json::from_str(&request.call.arguments).ok()?;
-    let ctx = steward_core::ToolContext::new("preview", request.call.id.as_str(), "preview")
-        .with_tool(request.call.name.as_str())
-        .with_principal(Arc::new(principal.clone()));
-    tool.preview(&ctx, args).await
 }
 
 /// An approval as the API shows it.
@@ -485,6 +403,11 @@ pub(crate) async fn decide(
         .and_then(|c| serde_json::from_value(c.settings.clone()).ok())
         .unwrap_or_default();
     let question = first_input(&pending.run);
+    // What earlier turns read, and what the run had read before it waited, still count.
+    let inherited = match &conversation {
+        Some(c) => inherited(&shared.store.conversation_messages(&c.id).await?),
+        None => None,
+    };
     let (mut turn, events) = assemble(
         shared,
         &pending.principal,
@@ -492,49 +415,35 @@ pub(crate) async fn decide(
         &settings,
         &question,
         &home,
+        pending.tainted_by.clone().or(inherited),
     )
     .await?;
     turn.run_id = pending.run_id.clone();
-    // The decisions to apply: the calls the run waits for now, with this one.
-    let mut run = pending.run.clone();
-    let waiting = run.awaiting_approval();
-    let mut decisions = Vec::new();
-    let mut undecided = 0;
-    for request in &waiting {
-        let id = &request.call.id;
-        if *id == found.call_id {
-            decisions.push((id.clone(), approval.clone()));
-            continue;
-        }
-        match pending
-            .approvals
-            .iter()
-            .find(|a| a.call_id == *id)
-            .map(steward_app::store::PendingApproval::approval)
-            .transpose()?
-            .flatten()
-        {
-            Some(decision) => decisions.push((id.clone(), decision)),
-            None => undecided += 1,
-        }
-    }
-    if !waiting.iter().any(|r| r.call.id == found.call_id) {
+    if !pending
+        .run
+        .awaiting_approval()
+        .iter()
+        .any(|r| r.call.id == found.call_id)
+    {
         return Err(ApiError::conflict(format!(
             "the run of approval {} no longer waits for that call",
             found.id
         )));
     }
+    // The decisions to apply: the calls the run waits for now, with this one.
+    let (decisions, undecided) =
+        steward_app::App::decisions(&pending, Some((found.call_id.as_str(), &approval)))?;
     // Tried on a copy: an edit that does not fit the tool's schema is refused here, before anything is saved.
     let mut trial = pending.run.clone();
-    trial
-        .decide(&found.call_id, &approval, &turn.runner.agent().tools)
+    turn.turn
+        .apply(&mut trial, vec![(found.call_id.clone(), approval.clone())])
         .map_err(|e| ApiError::bad(e.to_string()))?;
     shared
         .store
         .decide_approval(&found.id, &approval, by)
         .await
         .map_err(|e| ApiError::conflict(e.to_string()))?;
-    if undecided > 0
+    if !undecided.is_empty()
         || !shared
             .store
             .claim_resume(&pending.run_id, pending.saved_at)
@@ -552,14 +461,9 @@ pub(crate) async fn decide(
         // reaches this client and the run store.
         home = Home::Detached;
     }
-    if let Some(c) = &conversation {
-        turn.inherit(&shared.store.conversation_messages(&c.id).await?);
-    }
-    if let Some(by) = &pending.tainted_by {
-        turn.policy.taint(by);
-    }
+    let mut run = pending.run.clone();
     for (call_id, decision) in decisions {
-        if let Err(e) = turn.runner.decide(&mut run, &call_id, decision) {
+        if let Err(e) = turn.turn.apply(&mut run, vec![(call_id.clone(), decision)]) {
             eprintln!(
                 "steward serve: the decision on {call_id} of run {} was not applied: {e}",
                 run.id()

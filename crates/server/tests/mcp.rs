@@ -17,7 +17,6 @@ use steward_app::{App, AppOptions, Config};
 use steward_core::{ModelResponse, Principal, ScriptedModel, ToolCall};
 use steward_server::Caller;
 use steward_server::mcp::{McpHttpOptions, McpServer};
-use steward_server::models::FixedModel;
 
 use python::{run_client, tool, tool_names};
 
@@ -71,12 +70,12 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     // The words a model gets for a call without its one required argument, found the way a run finds them.
     let invalid = match app
         .check_call(
-            "test",
+            steward_app::Surface::Mcp,
             &ada,
-            app.policy(&ada),
             ToolCall::new("c", "run_sql", "{}"),
             Arc::new(ScriptedModel::new([])),
         )
+        .await
         .unwrap()
     {
         Checked::Refused(refusal) => refusal.message(),
@@ -93,7 +92,7 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     ]);
     let server = McpServer::new(
         Arc::new(app),
-        Arc::new(FixedModel(Arc::new(model))),
+        steward_app::ModelChoice::fixed(Arc::new(model)),
         Principal::local(),
     );
     let service = server.http_service(McpHttpOptions::default());

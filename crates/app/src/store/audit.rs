@@ -41,7 +41,7 @@ const FINGERPRINT_DIGITS: usize = 16;
 macro_rules! columns {
     () => {
         "seq, at, principal, role, run_id, agent_path, call_id, tool, arguments, sql_fingerprint, decision, \
-         decision_reason, approval, approval_reason, approved_by, status, prev_hash, hash"
+         decision_reason, approval, approval_reason, approved_by, status, prev_hash, hash, surface"
     };
 }
 
@@ -50,6 +50,15 @@ const LIST: &str = concat!(
     "SELECT ",
     columns!(),
     " FROM audit_trail ORDER BY seq DESC LIMIT $1 OFFSET $2"
+);
+
+/// The newest records first, a page at a time, without the intents of calls that settled since (a call is one
+/// row: how it ended; one that never settled shows as `started`).
+const SETTLED: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM audit_trail a WHERE a.status <> 'started' OR NOT EXISTS (SELECT 1 FROM audit_trail b \
+     WHERE b.run_id = a.run_id AND b.call_id = a.call_id AND b.seq > a.seq) ORDER BY seq DESC LIMIT $1 OFFSET $2"
 );
 
 /// The records after a seq, oldest first.
@@ -100,8 +109,14 @@ pub struct AuditRecord {
     /// user).
     pub approved_by: Option<String>,
     /// How it ended: `ok`, `error`, `denied`, `invalid` or `rejected`. A call whose run ended before its
-    /// result came is `error`, as the model was told.
+    /// result came is `error`, as the model was told. `started` is the intent written before a tool runs (the
+    /// call's settled record follows it; a call with only `started` ran, or was about to, when its process
+    /// died), and `waiting` a call saved to wait for a person's approval.
     pub status: String,
+    /// Where the call came from: `cli`, `api`, `v1`, `mcp`, `eval` (`None` in records written before Steward
+    /// kept it).
+    #[serde(default)]
+    pub surface: Option<String>,
     /// The previous record's hash ([`GENESIS`] for the first).
     pub prev_hash: String,
     /// SHA-256 of `prev_hash` followed by [`AuditRecord::canonical`], in lower-case hex.
@@ -111,9 +126,10 @@ pub struct AuditRecord {
 impl AuditRecord {
     /// The record's fields (all but the two hashes) as one JSON array in a fixed order: seq, at (RFC 3339 UTC
     /// with six fraction digits), principal, role, run id, agent path, call id, tool, arguments, SQL
-    /// fingerprint, decision, decision reason, approval, approval reason, approved by, status.
+    /// fingerprint, decision, decision reason, approval, approval reason, approved by, status, and the surface
+    /// when the record has one.
     pub fn canonical(&self) -> String {
-        Value::Array(vec![
+        let mut fields = Value::Array(vec![
             Value::from(self.seq),
             Value::from(sqlite_time(self.at)),
             Value::from(self.principal.as_str()),
@@ -130,8 +146,49 @@ impl AuditRecord {
             Value::from(self.approval_reason.as_deref()),
             Value::from(self.approved_by.as_deref()),
             Value::from(self.status.as_str()),
-        ])
-        .to_string()
+        ]);
+        // Added after the first release: records without it keep the canonical form they were hashed with.
+        if let (Value::Array(fields), Some(surface)) = (&mut fields, &self.surface) {
+            fields.push(Value::from(surface.as_str()));
+        }
+        fields.to_string()
+    }
+
+    /// A record of `call`, made in `run_id` by `agent_path` for `principal`, from `surface`, with `status` and
+    /// the decision `allowed` (its seq, time and hashes are given when it is appended).
+    pub fn of_call(
+        principal: &steward_core::Principal,
+        run_id: &str,
+        agent_path: &str,
+        call: &steward_core::ToolCall,
+        surface: Option<String>,
+        status: &str,
+    ) -> Self {
+        Self {
+            seq: 0,
+            at: Utc::now(),
+            principal: if principal.is_local() {
+                String::new()
+            } else {
+                principal.name.clone()
+            },
+            role: principal.role.clone(),
+            run_id: run_id.to_owned(),
+            agent_path: agent_path.to_owned(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            sql_fingerprint: sql_fingerprint(&call.arguments),
+            decision: "allowed".to_owned(),
+            decision_reason: None,
+            approval: None,
+            approval_reason: None,
+            approved_by: None,
+            status: status.to_owned(),
+            surface,
+            prev_hash: String::new(),
+            hash: String::new(),
+        }
     }
 
     /// The hash this record's content and `prev_hash` give; equal to [`AuditRecord::hash`] unless the record
@@ -278,8 +335,8 @@ pub(crate) async fn append(tx: &mut Tx, records: &mut [AuditRecord]) -> Result<(
         tx.execute(
             "INSERT INTO audit_trail (seq, at, principal, role, run_id, agent_path, call_id, tool, arguments, \
              sql_fingerprint, decision, decision_reason, approval, approval_reason, approved_by, status, \
-             prev_hash, hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+             prev_hash, hash, surface) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
             vec![
                 Arg::from(record.seq),
                 Arg::from(record.at),
@@ -299,6 +356,7 @@ pub(crate) async fn append(tx: &mut Tx, records: &mut [AuditRecord]) -> Result<(
                 Arg::from(record.status.as_str()),
                 Arg::from(record.prev_hash.as_str()),
                 Arg::from(record.hash.as_str()),
+                Arg::from(record.surface.clone()),
             ],
         )
         .await?;
@@ -327,16 +385,51 @@ fn audit_record(row: &Row) -> Result<AuditRecord, StoreError> {
         status: row.string(15)?,
         prev_hash: row.string(16)?,
         hash: row.string(17)?,
+        surface: row.text(18)?,
     })
 }
 
 impl RunStore {
-    /// The audit trail, newest record first: `limit` records after skipping `offset`.
+    /// Appends `records` to the chain now, in a transaction of their own, and returns them as written (with
+    /// their seq and hashes): the intent of a call before its tool runs, and what a call made outside a run
+    /// came to.
+    pub async fn append_audit(
+        &self,
+        mut records: Vec<AuditRecord>,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        append(&mut tx, &mut records).await?;
+        tx.commit().await?;
+        Ok(records)
+    }
+
+    /// The audit trail, newest record first: `limit` records after skipping `offset`. A call is one record,
+    /// how it ended: the intent chained before its tool ran is left out once the call settled (a call that
+    /// never settled, because its process died, shows as `started`). [`RunStore::audit_chain`] has every
+    /// record.
     pub async fn audit(&self, limit: u32, offset: u32) -> Result<Vec<AuditRecord>, StoreError> {
+        self.audit_page(SETTLED, limit, offset).await
+    }
+
+    /// Every record of the audit trail, intents included, newest first: `limit` records after `offset`.
+    pub async fn audit_chain(
+        &self,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        self.audit_page(LIST, limit, offset).await
+    }
+
+    async fn audit_page(
+        &self,
+        sql: &'static str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
         let rows = self
             .pool
             .fetch(
-                LIST,
+                sql,
                 vec![Arg::Int(Some(limit.into())), Arg::Int(Some(offset.into()))],
             )
             .await?;
@@ -423,6 +516,7 @@ mod tests {
             approval_reason: None,
             approved_by: Some("bob".into()),
             status: "ok".into(),
+            surface: None,
             prev_hash: GENESIS.into(),
             hash: String::new(),
         }
@@ -441,6 +535,15 @@ mod tests {
             r.computed_hash(),
             "d42da7d8d4bc8b3ef391cd07bb5daf5b16aaa81ae34087c68530dcac2767a09e"
         );
+    }
+
+    /// A record with a surface hashes it as one more field; one without keeps the form it was hashed with.
+    #[test]
+    fn the_surface_is_hashed_when_the_record_has_one() {
+        let mut r = record();
+        r.surface = Some("mcp".into());
+        assert!(r.canonical().ends_with(r#""bob","ok","mcp"]"#));
+        assert_ne!(r.computed_hash(), record().computed_hash());
     }
 
     #[test]

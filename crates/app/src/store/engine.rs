@@ -4,12 +4,16 @@
 //! Times are `TIMESTAMPTZ` on PostgreSQL and, on SQLite, text in one fixed-width UTC form
 //! (`2026-11-21T08:30:00.000000Z`), so that text order is time order.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
-use sqlx::postgres::{PgPool, PgRow};
-use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::Connection as _;
+use sqlx::postgres::{PgConnection, PgPool, PgRow};
+use sqlx::sqlite::SqliteRow;
 use sqlx::{Postgres, Row as _, Sqlite, Transaction};
 
 use super::StoreError;
+use super::sqlite_pool::{SqliteProbeFailure, SqliteStore, WRITE_PROBE};
 
 /// A value bound to a statement.
 #[derive(Clone, Debug)]
@@ -68,16 +72,64 @@ pub(crate) fn sqlite_time(t: DateTime<Utc>) -> String {
 }
 
 /// A connection pool of either engine.
+///
+/// A PostgreSQL pool tests each idle connection before it lends it (a server that restarted, or a database
+/// that dropped its sessions, costs one failed ping, not a failed statement) and opens new ones as needed, so
+/// it reconnects by itself once the server answers again. A SQLite pool watches its file (see
+/// `sqlite_pool.rs`).
 #[derive(Clone, Debug)]
 pub(crate) enum Pool {
-    Sqlite(SqlitePool),
+    Sqlite(SqliteStore),
     Postgres(PgPool),
 }
 
-/// A write transaction of either engine; dropped without [`Tx::commit`], it rolls back.
+/// A write transaction of either engine; dropped without [`Tx::commit`], it rolls back. A SQLite
+/// transaction keeps its store, to report a fault of the file to it.
 pub(crate) enum Tx {
-    Sqlite(Transaction<'static, Sqlite>),
+    Sqlite(Transaction<'static, Sqlite>, SqliteStore),
     Postgres(Transaction<'static, Postgres>),
+}
+
+/// Why a write probe failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ProbeFailure {
+    /// A SQLite store's file is gone or cannot be written.
+    Sqlite(SqliteProbeFailure),
+    /// PostgreSQL refused, or could not be reached: the SQLSTATE (when it gave one) and the message.
+    Postgres {
+        /// The SQLSTATE.
+        code: Option<String>,
+        /// The message, on one line.
+        message: String,
+    },
+    /// PostgreSQL takes new connections, but the check through the pool did not finish in time: every
+    /// connection is in use, or a lock is held.
+    PostgresBusy,
+}
+
+/// The message of a driver error, on one line, without sqlx's preamble.
+pub(crate) fn plain(e: &sqlx::Error) -> String {
+    let text = one_line(&e.to_string());
+    let text = text
+        .strip_prefix("error returned from database: ")
+        .unwrap_or(&text);
+    // PostgreSQL's report of the line of its own source that raised the error says nothing to an operator.
+    match text.rsplit_once(" at line ") {
+        Some((head, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+            head.to_owned()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+fn pg_failure(e: &sqlx::Error) -> ProbeFailure {
+    ProbeFailure::Postgres {
+        code: e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .map(|c| c.into_owned()),
+        message: plain(e),
+    }
 }
 
 /// A result row of either engine.
@@ -116,9 +168,37 @@ impl Pool {
     /// busy timeout for other writers instead of failing half-way.
     pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Self::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)?),
+            Self::Sqlite(store) => Tx::Sqlite(store.begin().await?, store.clone()),
             Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
         })
+    }
+
+    /// Proves that the store can be written now, without writing: a SQLite store on a connection of its own
+    /// (see `SqliteStore::probe`), PostgreSQL in a transaction of the pool that is rolled back. The pool keeps
+    /// trying to connect to a server that refuses connections until its acquire timeout, so when the check
+    /// has not finished within three fifths of `limit`, one direct connection finds out why. The caller
+    /// bounds the whole in time (`limit`).
+    pub(crate) async fn probe(&self, limit: Duration) -> Result<(), ProbeFailure> {
+        match self {
+            Self::Sqlite(store) => store.probe().await.map_err(ProbeFailure::Sqlite),
+            Self::Postgres(pool) => {
+                let pooled = async {
+                    let mut tx = pool.begin().await?;
+                    sqlx::query(WRITE_PROBE).execute(&mut *tx).await?;
+                    tx.rollback().await
+                };
+                match tokio::time::timeout(limit * 3 / 5, pooled).await {
+                    Ok(outcome) => outcome.map_err(|e| pg_failure(&e)),
+                    Err(_) => match PgConnection::connect_with(&*pool.connect_options()).await {
+                        Ok(direct) => {
+                            let _ = direct.close().await;
+                            Err(ProbeFailure::PostgresBusy)
+                        }
+                        Err(e) => Err(pg_failure(&e)),
+                    },
+                }
+            }
+        }
     }
 
     /// Runs a query outside any transaction and returns its rows.
@@ -128,10 +208,10 @@ impl Pool {
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
         Ok(match self {
-            Self::Sqlite(pool) => bind_all!(sqlx::query(sql), args, sqlite_time)
-                .fetch_all(pool)
+            Self::Sqlite(store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                .fetch_all(&store.for_read()?)
                 .await
-                .map_err(db)?
+                .map_err(|e| store.fail(e))?
                 .into_iter()
                 .map(Row::Sqlite)
                 .collect(),
@@ -148,7 +228,7 @@ impl Pool {
     /// Closes every connection.
     pub(crate) async fn close(&self) {
         match self {
-            Self::Sqlite(pool) => pool.close().await,
+            Self::Sqlite(store) => store.close().await,
             Self::Postgres(pool) => pool.close().await,
         }
     }
@@ -167,10 +247,10 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<u64, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .execute(&mut **tx)
                 .await
-                .map_err(db)?
+                .map_err(|e| store.fail(e))?
                 .rows_affected(),
             Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
                 .execute(&mut **tx)
@@ -187,10 +267,10 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .fetch_all(&mut **tx)
                 .await
-                .map_err(db)?
+                .map_err(|e| store.fail(e))?
                 .into_iter()
                 .map(Row::Sqlite)
                 .collect(),
@@ -207,8 +287,11 @@ impl Tx {
     /// Runs a script of several statements without parameters (a migration).
     pub(crate) async fn script(&mut self, sql: &'static str) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx) => {
-                sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
+            Self::Sqlite(tx, store) => {
+                sqlx::raw_sql(sql)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(|e| store.fail(e))?;
             }
             Self::Postgres(tx) => {
                 sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
@@ -225,7 +308,7 @@ impl Tx {
     /// Commits.
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx) => tx.commit().await.map_err(db),
+            Self::Sqlite(tx, store) => tx.commit().await.map_err(|e| store.fail(e)),
             Self::Postgres(tx) => tx.commit().await.map_err(db),
         }
     }

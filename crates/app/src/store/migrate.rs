@@ -44,6 +44,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0005_pending_taint.sql"),
         postgres: include_str!("migrations/postgres_0005_pending_taint.sql"),
     },
+    Migration {
+        version: 6,
+        sqlite: include_str!("migrations/sqlite_0006_context.sql"),
+        postgres: include_str!("migrations/postgres_0006_context.sql"),
+    },
 ];
 
 /// The schema version this build writes.

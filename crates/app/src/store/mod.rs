@@ -21,10 +21,12 @@
 mod audit;
 mod conversations;
 mod engine;
+mod health;
 mod migrate;
 mod observer;
 mod pending;
 mod query;
+mod sqlite_pool;
 mod trail;
 mod writer;
 
@@ -36,14 +38,15 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
 pub use conversations::{Conversation, ConversationMessage, Deleted, TurnRefused};
-pub use observer::{CostFn, StoreObserver};
-pub use pending::{PendingApproval, PendingRun};
+pub use health::{StoreFault, StoreFaultKind};
+pub use observer::{CostFn, Recording, StoreObserver};
+pub use pending::{PendingApproval, PendingRun, RunContext};
 
 use engine::{Pool, one_line};
 
@@ -53,6 +56,9 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const PG_CONNECTIONS: u32 = 16;
 /// How long opening a PostgreSQL store may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a statement waits for a connection of a PostgreSQL store's pool: while the server does not
+/// answer, requests fail after this long instead of hanging (the pool keeps trying to connect meanwhile).
+const PG_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What went wrong with the run store.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -257,6 +263,10 @@ impl RunStore {
         }
     }
 
+    /// Opens a SQLite store. A file that does not exist is created, unless the marker left next to it by an
+    /// earlier open says that a store was there (it was deleted or moved: refused, see `sqlite_pool.rs`).
+    /// Connections are opened with `create_if_missing(false)` once the file exists, so a file deleted while
+    /// steward runs is reported, never silently created anew.
     async fn sqlite(
         options: SqliteConnectOptions,
         path: &Path,
@@ -266,12 +276,15 @@ impl RunStore {
             url: shown.clone(),
             reason,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        let memory = sqlite_pool::in_memory(&options);
+        if !memory {
+            sqlite_pool::check_not_deleted(path).map_err(&fail)?;
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+            }
         }
         let options = options
-            .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(SQLITE_BUSY_TIMEOUT);
@@ -281,13 +294,24 @@ impl RunStore {
         let mut delay = Duration::from_millis(10);
         loop {
             let attempt = async {
-                let pool = SqlitePoolOptions::new()
-                    .max_connections(4)
-                    .acquire_timeout(SQLITE_BUSY_TIMEOUT)
-                    .connect_with(options.clone())
+                if !memory && !path.try_exists().unwrap_or(true) {
+                    // The one connection that may create the file.
+                    let first = sqlx::SqliteConnection::connect_with(
+                        &options.clone().create_if_missing(true),
+                    )
                     .await
                     .map_err(|e| fail(one_line(&e.to_string())))?;
-                Self::ready(Pool::Sqlite(pool), shown.clone()).await
+                    let _ = first.close().await;
+                }
+                let store = sqlite_pool::SqliteStore::connect(
+                    path,
+                    options.clone(),
+                    4,
+                    SQLITE_BUSY_TIMEOUT,
+                )
+                .await
+                .map_err(|e| fail(one_line(&e.to_string())))?;
+                Self::ready(Pool::Sqlite(store), shown.clone()).await
             };
             match attempt.await {
                 Err(StoreError::Open { reason, .. })
@@ -296,6 +320,12 @@ impl RunStore {
                 {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_millis(500));
+                }
+                Ok(store) => {
+                    if !memory {
+                        sqlite_pool::leave_marker(path);
+                    }
+                    return Ok(store);
                 }
                 other => return other,
             }
@@ -323,9 +353,12 @@ impl RunStore {
         // Every run writes through its own writer task; a server runs many at once, and PostgreSQL commits
         // concurrent transactions together (one log flush for several), so more connections mean more runs
         // per flush. SQLite has one writer whatever the pool.
+        // Each idle connection is tested before it is lent (a session the server ended is dropped, and a new
+        // one opened): the pool reconnects by itself after an outage.
         let pool = PgPoolOptions::new()
             .max_connections(PG_CONNECTIONS)
-            .acquire_timeout(CONNECT_TIMEOUT)
+            .acquire_timeout(PG_ACQUIRE_TIMEOUT)
+            .test_before_acquire(true)
             .connect_lazy_with(options);
         Self::ready(Pool::Postgres(pool), shown).await
     }

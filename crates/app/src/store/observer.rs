@@ -15,13 +15,53 @@ pub type CostFn = Arc<dyn Fn(&str, Usage) -> Option<f64> + Send + Sync>;
 /// What the observer sends its writer, in order.
 pub(crate) enum Message {
     Record(Box<EventRecord>),
-    Model(Option<String>),
-    Principal {
-        name: Option<String>,
-        role: Option<String>,
-    },
-    Cost(Option<CostFn>),
     Flush(oneshot::Sender<()>),
+}
+
+/// What every run an observer stores is recorded with: its model, who it is for, where it came from, and how
+/// its model calls are priced.
+#[derive(Clone, Default)]
+pub struct Recording {
+    /// The model (stored with each run, and used to price its calls).
+    pub model: Option<String>,
+    /// The principal's name (`None`: the local user).
+    pub principal: Option<String>,
+    /// The role it runs with.
+    pub role: Option<String>,
+    /// Where the runs come from (`cli`, `api`, `v1`, `mcp`, `eval`), in the audit trail.
+    pub surface: Option<String>,
+    /// How model calls are priced (`None`: costs are unknown).
+    pub cost: Option<CostFn>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("model", &self.model)
+            .field("principal", &self.principal)
+            .field("role", &self.role)
+            .field("surface", &self.surface)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recording {
+    /// Runs of `principal` (its name unless it is the local user, and its role).
+    pub fn for_principal(principal: &Principal) -> Self {
+        Self {
+            principal: (!principal.is_local()).then(|| principal.name.clone()),
+            role: principal.role.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// The same, priced from `prices`.
+    pub fn priced(mut self, prices: PriceTable) -> Self {
+        self.cost = Some(Arc::new(move |model: &str, usage: Usage| {
+            prices.cost(model, usage)
+        }));
+        self
+    }
 }
 
 /// What the observer and its writer share: the first error.
@@ -61,13 +101,25 @@ pub struct StoreObserver {
 }
 
 impl StoreObserver {
-    /// An observer writing to `store`; its writer task runs on the current Tokio runtime.
+    /// An observer writing to `store` the runs of the local user, model and surface unknown; its writer task runs
+    /// on the current Tokio runtime.
     pub fn new(store: RunStore) -> Result<Self, StoreError> {
+        Self::recording(store, Recording::default())
+    }
+
+    /// An observer writing to `store` runs recorded as `recording` says; its writer task runs on the current
+    /// Tokio runtime.
+    pub fn recording(store: RunStore, recording: Recording) -> Result<Self, StoreError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| StoreError::NoRuntime)?;
         let (sender, receiver) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared::default());
         let url = store.url().to_owned();
-        runtime.spawn(super::writer::run(store, receiver, shared.clone()));
+        runtime.spawn(super::writer::run(
+            store,
+            receiver,
+            shared.clone(),
+            recording,
+        ));
         Ok(Self {
             sender,
             shared,
@@ -79,32 +131,6 @@ impl StoreObserver {
         if self.sender.send(message).is_err() {
             self.shared.fail(StoreError::WriterStopped);
         }
-    }
-
-    /// The model that runs started from now on use (stored with each run, and used to price its calls).
-    pub fn set_model(&self, model: impl Into<String>) {
-        self.send(Message::Model(Some(model.into())));
-    }
-
-    /// Who runs started from now on are for (the local user when [`Principal::is_local`]), and the role they
-    /// run with: both are stored with each run and in the audit record of each of its tool calls.
-    pub fn set_principal(&self, principal: &Principal) {
-        let name = (!principal.is_local()).then(|| principal.name.clone());
-        self.send(Message::Principal {
-            name,
-            role: principal.role.clone(),
-        });
-    }
-
-    /// How model calls are priced from now on (`None`: costs are unknown).
-    pub fn set_cost(&self, cost: Option<CostFn>) {
-        self.send(Message::Cost(cost));
-    }
-
-    /// Prices model calls from a price table from now on.
-    pub fn set_prices(&self, prices: PriceTable) {
-        let cost: CostFn = Arc::new(move |model: &str, usage: Usage| prices.cost(model, usage));
-        self.set_cost(Some(cost));
     }
 
     /// Waits until everything reported so far is written; then returns the first write error, if any.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use steward_core::{Approval, ApprovalRequest, Principal, Run};
 
+use super::audit::AuditRecord;
 use super::engine::{Arg, Row};
 use super::{RunStore, StoreError};
 
@@ -70,6 +71,25 @@ impl PendingApproval {
     }
 }
 
+/// What a waiting run ran under, saved with it so that resuming it needs no flags, and a change is reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunContext {
+    /// The business database as the command named it: a name from the config's `databases`, or a URL (`None`:
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+    /// The model as chosen: a spec or a name from the config's `models` (`None`: as the config and environment
+    /// choose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A fingerprint of the config the run ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// Where the run came from (`cli`, `api`, `v1`, `mcp`, `eval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<String>,
+}
+
 /// A saved run with the calls it waits for.
 #[derive(Clone, Debug)]
 pub struct PendingRun {
@@ -90,6 +110,8 @@ pub struct PendingRun {
     /// The tool whose outside data the run had read when it was saved: its resumption must keep treating
     /// writes as coming after untrusted data.
     pub tainted_by: Option<String>,
+    /// What it ran under (empty for runs saved before Steward kept it).
+    pub context: RunContext,
 }
 
 fn approval(row: &Row) -> Result<PendingApproval, StoreError> {
@@ -117,9 +139,11 @@ fn short_id(run_id: &str, call_id: &str) -> String {
 }
 
 impl RunStore {
-    /// Saves `run`, which waits for `requests`, for `agent` and `principal`; returns the short ids of the
-    /// requests. Saving a run again (it waits for more after a resume) replaces its state and keeps the
-    /// decisions already taken.
+    /// Saves `run`, which waits for `requests`, for `agent` and `principal`, with what it ran under; returns
+    /// the short ids of the requests. Saving a run again (it waits for more after a resume) replaces its state
+    /// and keeps the decisions already taken. Each waiting call is chained in the audit trail (`waiting`) in
+    /// the same transaction.
+    #[allow(clippy::too_many_arguments)]
     pub async fn save_pending(
         &self,
         run: &Run,
@@ -128,10 +152,13 @@ impl RunStore {
         requests: &[ApprovalRequest],
         previews: &[Option<String>],
         tainted_by: Option<&str>,
+        context: &RunContext,
     ) -> Result<Vec<String>, StoreError> {
         let state = serde_json::to_string(run).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let who =
             serde_json::to_string(principal).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let saved_context =
+            serde_json::to_string(context).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let now = Utc::now();
         let mut tx = self.pool.begin().await?;
         tx.execute(
@@ -140,8 +167,8 @@ impl RunStore {
         )
         .await?;
         tx.execute(
-            "INSERT INTO pending_runs (run_id, agent, principal, state, saved_at, tainted_by) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO pending_runs (run_id, agent, principal, state, saved_at, tainted_by, context) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             vec![
                 Arg::from(run.id()),
                 Arg::from(agent),
@@ -149,6 +176,7 @@ impl RunStore {
                 Arg::from(state),
                 Arg::from(now),
                 Arg::from(tainted_by.map(str::to_owned)),
+                Arg::from(saved_context),
             ],
         )
         .await?;
@@ -172,6 +200,23 @@ impl RunStore {
             .await?;
             ids.push(id);
         }
+        let mut records: Vec<AuditRecord> = requests
+            .iter()
+            .map(|request| {
+                let mut record = AuditRecord::of_call(
+                    principal,
+                    run.id(),
+                    agent,
+                    &request.call,
+                    context.surface.clone(),
+                    "waiting",
+                );
+                record.decision = "approval".to_owned();
+                record.decision_reason = Some(request.reason.clone());
+                record
+            })
+            .collect();
+        super::audit::append(&mut tx, &mut records).await?;
         tx.commit().await?;
         Ok(ids)
     }
@@ -220,7 +265,11 @@ impl RunStore {
                 ));
             }
         };
+        let mut record = self
+            .decision_record(&found, kind, reason.clone(), by)
+            .await?;
         let mut tx = self.pool.begin().await?;
+        super::audit::append(&mut tx, std::slice::from_mut(&mut record)).await?;
         tx.execute(
             "UPDATE approvals SET decision = $1, decision_reason = $2, edited = $3, decided_by = $4, decided_at = $5 \
              WHERE id = $6 AND decision IS NULL",
@@ -236,6 +285,43 @@ impl RunStore {
         .await?;
         tx.commit().await?;
         self.approval_by_prefix(&found.id).await
+    }
+
+    /// The audit record of a person's decision on a waiting call: who made the run, the decision, who gave it.
+    async fn decision_record(
+        &self,
+        found: &PendingApproval,
+        kind: &str,
+        reason: Option<String>,
+        by: &str,
+    ) -> Result<AuditRecord, StoreError> {
+        let pending = self.pending_run(&found.run_id).await?;
+        let call = steward_core::ToolCall::new(
+            found.call_id.as_str(),
+            found.tool.as_str(),
+            found.arguments.as_str(),
+        );
+        let mut record = AuditRecord::of_call(
+            &pending.principal,
+            &found.run_id,
+            &pending.agent,
+            &call,
+            pending.context.surface.clone(),
+            "decided",
+        );
+        record.decision = "approval".to_owned();
+        record.decision_reason = Some(found.reason.clone());
+        record.approval = Some(
+            match kind {
+                "approve" => "approved",
+                "deny" => "rejected",
+                _ => "edited",
+            }
+            .to_owned(),
+        );
+        record.approval_reason = reason;
+        record.approved_by = Some(by.to_owned());
+        Ok(record)
     }
 
     async fn approval_by_prefix(&self, id: &str) -> Result<PendingApproval, StoreError> {
@@ -262,7 +348,7 @@ impl RunStore {
 
     /// The saved run `run_id` (or a prefix of it) with its approvals.
     pub async fn pending_run(&self, run_id: &str) -> Result<PendingRun, StoreError> {
-        const RUN: &str = "SELECT run_id, agent, principal, state, resumed_at, saved_at, tainted_by FROM pending_runs \
+        const RUN: &str = "SELECT run_id, agent, principal, state, resumed_at, saved_at, tainted_by, context FROM pending_runs \
             WHERE run_id LIKE $1 ORDER BY run_id LIMIT 3";
         let wanted = run_id.trim();
         if wanted.is_empty() || wanted.contains(['%', '_']) {
@@ -306,6 +392,10 @@ impl RunStore {
             resumed_at: row.time(4)?,
             saved_at: row.instant(5)?,
             tainted_by: row.text(6)?,
+            context: match row.text(7)? {
+                Some(text) => serde_json::from_str(&text).map_err(corrupt)?,
+                None => RunContext::default(),
+            },
         })
     }
 

@@ -27,6 +27,8 @@ pub(crate) struct Caller {
     pub(crate) role: Option<String>,
     /// The agents from the top run down to this run's.
     pub(crate) agent_path: String,
+    /// Where the run came from.
+    pub(crate) surface: Option<String>,
 }
 
 /// A call that has not settled yet.
@@ -315,6 +317,7 @@ fn settle(
         approval_reason: None,
         approved_by: call.approved_by,
         status: status.as_str().to_owned(),
+        surface: caller.surface.clone(),
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::audit::{self, AuditRecord};
 use super::engine::{Arg, Pool, Tx};
-use super::observer::{CostFn, Message, Shared};
+use super::observer::{CostFn, Message, Recording, Shared};
 use super::trail::{Caller, Trail};
 use super::{RunStore, StoreError};
 
@@ -52,6 +52,7 @@ struct Writer {
     model: Option<String>,
     principal: Option<String>,
     role: Option<String>,
+    surface: Option<String>,
     cost: Option<CostFn>,
 }
 
@@ -60,14 +61,16 @@ pub(crate) async fn run(
     store: RunStore,
     mut receiver: mpsc::UnboundedReceiver<Message>,
     shared: Arc<Shared>,
+    recording: Recording,
 ) {
     let mut writer = Writer {
         pool: store.pool.clone(),
         memory: Memory::default(),
-        model: None,
-        principal: None,
-        role: None,
-        cost: None,
+        model: recording.model,
+        principal: recording.principal,
+        role: recording.role,
+        surface: recording.surface,
+        cost: recording.cost,
     };
     while let Some(first) = receiver.recv().await {
         let mut batch = vec![first];
@@ -82,20 +85,6 @@ pub(crate) async fn run(
         for message in batch {
             match message {
                 Message::Record(record) => records.push(*record),
-                // Settings apply to the records after them; write what came before first.
-                Message::Model(model) => {
-                    writer.write(&std::mem::take(&mut records), &shared).await;
-                    writer.model = model;
-                }
-                Message::Principal { name, role } => {
-                    writer.write(&std::mem::take(&mut records), &shared).await;
-                    writer.principal = name;
-                    writer.role = role;
-                }
-                Message::Cost(cost) => {
-                    writer.write(&std::mem::take(&mut records), &shared).await;
-                    writer.cost = cost;
-                }
                 Message::Flush(done) => {
                     writer.write(&std::mem::take(&mut records), &shared).await;
                     flushes.push(done);
@@ -365,6 +354,7 @@ impl Writer {
                     principal: row.text(5)?.unwrap_or_default(),
                     role: row.text(6)?,
                     agent_path: self.agent_path(tx, run_id).await?,
+                    surface: self.surface.clone(),
                 },
             });
         }
@@ -428,6 +418,7 @@ impl Writer {
                 principal: principal.unwrap_or_default(),
                 role,
                 agent_path,
+                surface: self.surface.clone(),
             },
         })
     }

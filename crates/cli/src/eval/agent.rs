@@ -3,16 +3,13 @@
 //! events say — the SQL the agent last ran successfully, its SQL attempts, model calls and tokens — turned into
 //! a verdict.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
-use steward_app::App;
-use steward_core::{
-    Event, EventLog, Fanout, Limits, Model, Observer, Outcome, Principal, RunStatus, Runner,
-    ToolData, Usage,
-};
+use steward_app::{App, ModelChoice, RunModels, Surface, TurnOptions};
+use steward_core::{Event, EventLog, Limits, Outcome, Principal, RunStatus, ToolData, Usage};
 use steward_eval::{
     Item, Rows, ScoreOptions, Verdict, answer_matches, score_item_with, score_result_with,
 };
@@ -33,13 +30,12 @@ const SQL_TOOLS: [&str; 2] = ["run_sql", "query_table"];
 pub(super) struct Agents {
     /// One app per database URL.
     apps: HashMap<String, Arc<App>>,
-    model: Arc<dyn Model>,
+    /// The models of every run.
+    models: RunModels,
+    /// How they were chosen.
+    choice: ModelChoice,
     /// The model's name (`openai:gpt-4o-mini`), for prices and reports.
     model_name: String,
-    /// Its name in the config's `models`, if it has one.
-    config_name: Option<String>,
-    /// The config's models the agents name.
-    named: BTreeMap<String, Arc<dyn Model>>,
     agent: String,
     principal: Principal,
     limits: Limits,
@@ -100,17 +96,14 @@ impl Agents {
             }
         }
         let principal = steward_app::resolve_principal(first.config(), None, None)?;
-        first.may_run(&principal, &agent)?;
-        let used = first.models_used(&agent);
-        let chosen = model
-            .connect_for(first.config(), first.agent_def(&agent), &used)
-            .await?;
+        first.check_agent(&principal, &agent)?;
+        let choice = model.choice();
+        let models = first.models(&choice, &agent, None, None).await?;
         Ok(Self {
             apps,
-            model_name: chosen.model.name().to_owned(),
-            model: chosen.model,
-            config_name: chosen.name,
-            named: chosen.named,
+            model_name: models.model.name().to_owned(),
+            models,
+            choice,
             agent,
             principal,
             limits: model.limits(),
@@ -151,26 +144,17 @@ impl Agents {
             Some(hint) if !hint.is_empty() => format!("{}\nHint: {hint}", item.question),
             _ => item.question.clone(),
         };
-        let agent = app
-            .agent_for(
-                &self.principal,
-                &self.agent,
-                self.model.clone(),
-                self.config_name.as_deref(),
-                &self.named,
-                Some(&question),
-                self.limits,
-            )
-            .map_err(|e| Fatal::Other(e.into()))?;
         let log = EventLog::new();
-        let policy = app.policy(&self.principal);
-        let observers: Vec<Arc<dyn Observer>> = vec![policy.clone(), Arc::new(log.clone())];
-        let runner = Runner::new(Arc::new(agent), self.model.clone())
-            .with_observer(Arc::new(Fanout(observers)))
-            .with_policy(policy)
-            .with_principal(Arc::new(self.principal.clone()));
+        let mut turning = TurnOptions::new(Surface::Eval, self.models.clone(), self.choice.clone());
+        turning.question = Some(question.clone());
+        turning.limits = self.limits;
+        turning.observers = vec![Arc::new(log.clone())];
+        let turn = app
+            .turn(&self.principal, &self.agent, turning)
+            .map_err(|e| Fatal::Other(e.into()))?;
+        let runner = turn.runner();
         let started = Instant::now();
-        let mut run = runner.start(&question);
+        let mut run = turn.start(&question);
         let status = runner.drive(&mut run).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let outcome = match status {

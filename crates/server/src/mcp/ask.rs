@@ -2,16 +2,11 @@
 //! — built for its role (only the tools it may use), under its policy, recorded in the run store when the
 //! server has one.
 
-use std::sync::Arc;
-
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
-use steward_app::store::StoreObserver;
-use steward_core::{
-    ArgumentValidator, Fanout, Observer, Outcome, Principal, RunStatus, Runner, ToolSpec,
-    schema_for,
-};
+use steward_app::{Surface, TurnOptions};
+use steward_core::{ArgumentValidator, Outcome, Principal, RunStatus, ToolSpec, schema_for};
 use steward_sql::AskDatabaseArgs;
 
 use super::tools::{error, success};
@@ -88,57 +83,32 @@ pub(super) async fn call(
             .to_owned(),
         Err(rejection) => return Ok(error(&rejection.observation)),
     };
-    let models = match server.models.models_for(app, AGENT, None).await {
+    let models = match app
+        .models(&server.choice, AGENT, None, Some(&server.models))
+        .await
+    {
         Ok(models) => models,
         Err(e) => {
-            log_diagnostic(NAME, &format!("{e:#}"));
+            log_diagnostic(NAME, &e.to_string());
             return Ok(error(
                 "ask_database cannot answer: no model is available to the server for the analyst. Use the SQL \
                  tools (run_sql, query_table) instead, or tell the user.",
             ));
         }
     };
-    let agent = match app.agent_for(
-        principal,
-        AGENT,
-        models.model.clone(),
-        models.name.as_deref(),
-        &models.named,
-        Some(&question),
-        server.limits,
-    ) {
-        Ok(agent) => agent,
+    let mut options = TurnOptions::new(Surface::Mcp, models, server.choice.clone());
+    options.question = Some(question.clone());
+    options.limits = server.limits;
+    let turn = match app.turn(principal, AGENT, options) {
+        Ok(turn) => turn,
         Err(e) => {
             log_diagnostic(NAME, &e.to_string());
             return Ok(error(&format!("ask_database cannot answer: {e}")));
         }
     };
-    let policy = app.policy(principal);
-    let mut observers: Vec<Arc<dyn Observer>> = vec![policy.clone()];
-    let recorder = match &server.store {
-        Some(store) => match StoreObserver::new(store.clone()) {
-            Ok(recorder) => {
-                let recorder = Arc::new(recorder);
-                recorder.set_model(models.model.name());
-                recorder.set_principal(principal);
-                observers.push(recorder.clone());
-                Some(recorder)
-            }
-            Err(e) => {
-                log_diagnostic(NAME, &format!("the run is not recorded: {e}"));
-                None
-            }
-        },
-        None => None,
-    };
-    let runner = Runner::new(Arc::new(agent), models.model)
-        .with_observer(Arc::new(Fanout(observers)))
-        .with_policy(policy.clone())
-        .with_principal(Arc::new(principal.clone()));
-    let (run, status) = runner.run(&question).await;
-    if let Some(recorder) = &recorder
-        && let Err(e) = recorder.flush().await
-    {
+    let mut run = turn.start(&question);
+    let status = turn.runner().drive(&mut run).await;
+    if let Err(e) = turn.flush().await {
         log_diagnostic(NAME, &format!("the run was not recorded completely: {e}"));
     }
     Ok(match status {
@@ -160,16 +130,7 @@ pub(super) async fn call(
              the SQL tools.",
             run.id()
         )),
-        RunStatus::AwaitingApproval(requests) => {
-            waiting(
-                server,
-                principal,
-                &run,
-                &requests,
-                policy.tainted_by().as_deref(),
-            )
-            .await
-        }
+        RunStatus::AwaitingApproval(requests) => waiting(&turn, &run, &requests).await,
         _ => error(&format!(
             "ask_database could not answer: the analyst's run {} ended in a way this server does not know.",
             run.id()
@@ -177,35 +138,19 @@ pub(super) async fn call(
     })
 }
 
-/// A run that waits for approval: saved in the run store when there is one, with what waits and how to go on.
+/// A run that waits for approval: saved (through the run service) to be decided and resumed elsewhere.
 async fn waiting(
-    server: &McpServer,
-    principal: &Principal,
+    turn: &steward_app::Turn,
     run: &steward_core::Run,
     requests: &[steward_core::ApprovalRequest],
-    tainted_by: Option<&str>,
 ) -> CallToolResult {
     let what: Vec<String> = requests
         .iter()
         .map(|r| format!("`{}` {} ({})", r.call.name, r.call.arguments, r.reason))
         .collect();
-    let Some(store) = &server.store else {
-        return error(&format!(
-            "ask_database did not finish: the analyst's run {} waits for a person's approval of {}, and this \
-             server keeps no run store to save it in; nothing was done. Tell the user.",
-            run.id(),
-            what.join("; ")
-        ));
-    };
-    let mut previews = Vec::new();
-    for request in requests {
-        previews.push(preview(server, principal, request).await);
-    }
-    match store
-        .save_pending(run, AGENT, principal, requests, &previews, tainted_by)
-        .await
-    {
-        Ok(ids) => {
+    match turn.park(run, requests).await {
+        Ok(parked) => {
+            let ids = parked.ids;
             let mut result = success(steward_core::ToolOutput::text(format!(
                 "Not answered yet: the analyst's run {} waits for a person's approval of {}. Tell the user: \
                  approve with `steward approvals approve ID` (or deny with `steward approvals deny ID --reason \
@@ -226,27 +171,10 @@ async fn waiting(
             log_diagnostic(NAME, &format!("the waiting run could not be saved: {e}"));
             error(&format!(
                 "ask_database did not finish: the analyst's run {} waits for a person's approval of {}, and it \
-                 could not be saved; nothing was done. Tell the user.",
+                 could not be saved ({e}); nothing was done. Tell the user.",
                 run.id(),
                 what.join("; ")
             ))
         }
     }
-}
-
-/// What a waiting call would do, when its tool can say.
-async fn preview(
-    server: &McpServer,
-    principal: &Principal,
-    request: &steward_core::ApprovalRequest,
-) -> Option<String> {
-    let tool = server
-        .app
-        .tool(&request.call.name, super::tools::no_model())
-        .ok()?;
-    let args = serde_json::from_str(&request.call.arguments).ok()?;
-    let ctx = steward_core::ToolContext::new("preview", request.call.id.as_str(), "preview")
-        .with_tool(request.call.name.as_str())
-        .with_principal(Arc::new(principal.clone()));
-    tool.preview(&ctx, args).await
 }

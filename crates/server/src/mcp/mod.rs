@@ -15,9 +15,9 @@
 //! # async fn example(app: steward_app::App, model: std::sync::Arc<dyn steward_core::Model>) -> anyhow::Result<()> {
 //! use std::sync::Arc;
 //! use steward_server::mcp::{McpHttpOptions, McpServer};
-//! use steward_server::models::FixedModel;
+//! use steward_app::ModelChoice;
 //!
-//! let server = McpServer::new(Arc::new(app), Arc::new(FixedModel(model)), steward_core::Principal::local());
+//! let server = McpServer::new(Arc::new(app), ModelChoice::fixed(model), steward_core::Principal::local());
 //! let router: axum::Router = axum::Router::new()
 //!     .nest_service("/mcp", server.clone().http_service(McpHttpOptions::default()));
 //! # let _ = router;
@@ -42,11 +42,10 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use steward_app::App;
-use steward_app::store::RunStore;
 use steward_core::{Limits, Principal};
 
 use crate::auth::Caller;
-use crate::models::ModelSource;
+use steward_app::{ModelCache, ModelChoice};
 
 /// What the server tells clients about itself when they connect.
 const INSTRUCTIONS: &str = "Steward's tools over a business database. Every call is checked against the \
@@ -60,9 +59,9 @@ the resources schema://{database} and schema://{database}/{table} describe the t
 #[derive(Clone)]
 pub struct McpServer {
     app: Arc<App>,
-    models: Arc<dyn ModelSource>,
+    choice: ModelChoice,
+    models: Arc<ModelCache>,
     fallback: Principal,
-    store: Option<RunStore>,
     limits: Limits,
 }
 
@@ -71,7 +70,6 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("app", &self.app)
             .field("fallback", &self.fallback)
-            .field("store", &self.store.as_ref().map(RunStore::url))
             .finish_non_exhaustive()
     }
 }
@@ -117,26 +115,21 @@ impl McpHttpOptions {
 pub type McpHttpService = StreamableHttpService<McpServer, NeverSessionManager>;
 
 impl McpServer {
-    /// A server offering `app`'s tools; `models` drives `ask_database`; `fallback` is who calls when a request
-    /// carries no [`Caller`] (always, over stdio).
-    pub fn new(app: Arc<App>, models: Arc<dyn ModelSource>, fallback: Principal) -> Self {
+    /// A server offering `app`'s tools; `models` says how `ask_database`'s model is chosen; `fallback` is who
+    /// calls when a request carries no [`Caller`] (always, over stdio). With a run store in `app`, every call is
+    /// in the audit trail and `ask_database`'s runs are recorded there, where a run that waits for approval is
+    /// saved to be decided (`steward approvals`) and resumed (`steward runs resume`).
+    pub fn new(app: Arc<App>, models: ModelChoice, fallback: Principal) -> Self {
         Self {
             app,
-            models,
+            choice: models,
+            models: Arc::new(ModelCache::default()),
             fallback,
-            store: None,
             limits: Limits {
                 time_limit: Some(Duration::from_secs(600)),
                 ..Limits::default()
             },
         }
-    }
-
-    /// The same server recording `ask_database`'s runs in `store` (with their audit trail), where a run that
-    /// waits for approval is saved to be decided (`steward approvals`) and resumed (`steward runs resume`).
-    pub fn with_store(mut self, store: RunStore) -> Self {
-        self.store = Some(store);
-        self
     }
 
     /// The same server with these limits for `ask_database`'s runs (default: 20 steps, 600 s).

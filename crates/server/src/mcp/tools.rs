@@ -6,17 +6,14 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use steward_app::AppError;
 use steward_app::direct::Checked;
+use steward_app::{AppError, Surface};
 use steward_core::{
     Decision, Model, Policy as _, Principal, Rejection, SchemaStyle, ScriptedModel, ToolCall,
     ToolOutput, ToolSpec,
 };
 
 use super::{McpServer, ask, log_diagnostic};
-
-/// Where direct calls come from, as their tools see it (the run and the agent of the call's context).
-const ORIGIN: &str = "mcp";
 
 /// Stands in for a model: the tools offered here never call one (`ask_database` is served by the analyst).
 pub(super) fn no_model() -> Arc<dyn Model> {
@@ -100,11 +97,14 @@ pub(super) async fn call(
 ) -> Result<CallToolResult, ErrorData> {
     let app = &server.app;
     let call = ToolCall::new(
-        format!("{ORIGIN}-{}", uuid::Uuid::now_v7()),
+        format!("mcp-{}", uuid::Uuid::now_v7()),
         name,
         Value::Object(arguments).to_string(),
     );
-    let checked = match app.check_call(ORIGIN, principal, app.policy(principal), call, no_model()) {
+    let checked = match app
+        .check_call(Surface::Mcp, principal, call, no_model())
+        .await
+    {
         Ok(checked) => checked,
         Err(AppError::UnknownTool { .. } | AppError::ToolNeeds { .. }) => {
             let offered = list(server, principal);
@@ -123,15 +123,24 @@ pub(super) async fn call(
     };
     Ok(match checked {
         Checked::Refused(refusal) => error(&refusal.message()),
-        Checked::NeedsApproval(call, reason) => error(&format!(
-            "Not run: `{}` waits for a person's approval ({reason}), and no one can give it over MCP. Tell \
-             the user: they can run it at a terminal with `steward tools call {} '{}'`, where they are asked, \
-             or have the role allowed to run it without approval in steward.yaml (the role's `approve` list, \
-             or `skip_approval` for write tools the config declares).",
-            call.call().name,
-            call.call().name,
-            call.arguments().to_string().replace('\'', "'\\''"),
-        )),
+        Checked::NeedsApproval(call, reason) => {
+            let message = format!(
+                "Not run: `{}` waits for a person's approval ({reason}), and no one can give it over MCP. Tell \
+                 the user: they can run it at a terminal with `steward tools call {} '{}'`, where they are asked, \
+                 or have the role allowed to run it without approval in steward.yaml (the role's `approve` list, \
+                 or `skip_approval` for write tools the config declares).",
+                call.call().name,
+                call.call().name,
+                call.arguments().to_string().replace('\'', "'\\''"),
+            );
+            if let Err(e) = call
+                .not_run(&reason, "no one can approve a call over MCP")
+                .await
+            {
+                log_diagnostic(name, &e.to_string());
+            }
+            error(&message)
+        }
         // What the tool returns reaches the client as a model in a run sees it: data marked as data.
         Checked::Allowed(call) => match call.marking_data().run().await {
             Ok(output) => success(output),

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use steward_app::store::RunStore;
 use steward_app::{App, AppOptions, Config};
 use steward_core::{Message, Model, ModelError, ModelRequest, ModelResponse};
-use steward_server::{FixedModel, Server, ServerOptions, token_hash};
+use steward_server::{ModelChoice, Server, ServerOptions, token_hash};
 
 /// Answers "echo: <the last user message>".
 #[derive(Debug)]
@@ -124,25 +124,24 @@ pub async fn serve(config: Config, tune: impl FnOnce(Server) -> Server) -> Runni
         uuid::Uuid::now_v7().simple()
     ));
     std::fs::create_dir_all(&dir).unwrap();
+    let store = RunStore::open(Some(&format!("sqlite://{}/store.sqlite", dir.display())))
+        .await
+        .unwrap();
     let app = App::build(
         config,
         AppOptions {
             db: None,
             demo: None,
             clock: steward_domains::common::Clock::System,
+            store: Some(store),
         },
     )
     .await
     .unwrap();
-    let store = RunStore::open(Some(&format!("sqlite://{}/store.sqlite", dir.display())))
-        .await
-        .unwrap();
     let server = Server::new(ServerOptions {
         app: Arc::new(app),
-        store,
-        models: Arc::new(FixedModel(Arc::new(Echo))),
+        models: ModelChoice::fixed(Arc::new(Echo)),
         loopback: true,
-        grace: Duration::from_secs(5),
     })
     .await
     .unwrap();

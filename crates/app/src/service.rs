@@ -1,0 +1,376 @@
+//! The run service: the one path every surface takes to run an agent (`ask`, `chat`, `runs resume`, the
+//! server's API and `/v1`, MCP's `ask_database`, `eval`). [`App::turn`] checks that the agent exists and the
+//! principal's role may run it, builds the agent for that principal with its models, the role's policy, the
+//! run store's recorder and the surface's observers, and hands back a [`Turn`] the surface drives. Parking a
+//! run that waits for approval (previews, saved state and what it ran under) and taking up a parked run again
+//! are methods of the same service, so that policy, approvals, audit and run records cannot drift apart
+//! between surfaces: a surface only translates.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use steward_core::{
+    Approval, ApprovalRequest, Fanout, Limits, Message, Model, ModelSettings, Observer, Principal,
+    Run, Runner, ToolContext,
+};
+use steward_llm::PriceTable;
+
+use crate::audited::{AuditTo, Surface};
+use crate::models::{ModelChoice, RunModels};
+use crate::roles::RolePolicy;
+use crate::store::{PendingRun, Recording, RunContext, StoreError, StoreObserver};
+use crate::{App, AppError};
+
+/// What a surface adds to a turn.
+pub struct TurnOptions {
+    /// Where the turn comes from.
+    pub surface: Surface,
+    /// The models (see [`App::models`]).
+    pub models: RunModels,
+    /// How the models were chosen, saved with a run that waits so that resuming it picks the same.
+    pub choice: ModelChoice,
+    /// The question, which ranks the schema in the analyst's instructions.
+    pub question: Option<String>,
+    /// Limits where the agent's definition sets none.
+    pub limits: Limits,
+    /// The surface's own observers (a trace, an event log, a client's stream).
+    pub observers: Vec<Arc<dyn Observer>>,
+    /// Stream the model's replies as they come.
+    pub streaming: bool,
+    /// Record the run in the app's run store (when it has one) and chain its calls in the audit trail.
+    pub record: bool,
+    /// How model calls are priced in the run store.
+    pub prices: Option<PriceTable>,
+    /// What earlier turns of a conversation (or the run before it waited) read from outside: its writes wait
+    /// for approval as if this turn had read it.
+    pub tainted_by: Option<String>,
+    /// Sampling settings over the agent's.
+    pub temperature: Option<f32>,
+    /// Most tokens in one reply, over the agent's.
+    pub max_output_tokens: Option<u32>,
+}
+
+impl TurnOptions {
+    /// Options for a turn from `surface` with `models`: recorded, not streamed, default limits.
+    pub fn new(surface: Surface, models: RunModels, choice: ModelChoice) -> Self {
+        Self {
+            surface,
+            models,
+            choice,
+            question: None,
+            limits: Limits::default(),
+            observers: Vec::new(),
+            streaming: false,
+            record: true,
+            prices: None,
+            tainted_by: None,
+            temperature: None,
+            max_output_tokens: None,
+        }
+    }
+}
+
+/// Decisions on waiting calls, by call id.
+pub type Decisions = Vec<(String, Approval)>;
+
+/// One turn of an agent for a principal, assembled: drive [`Turn::runner`] over a run from [`Turn::start`].
+pub struct Turn {
+    app: Arc<App>,
+    runner: Runner,
+    policy: Arc<RolePolicy>,
+    recorder: Option<Arc<StoreObserver>>,
+    agent: String,
+    principal: Principal,
+    settings: ModelSettings,
+    model: Arc<dyn Model>,
+    context: RunContext,
+}
+
+/// A run saved to wait for approval.
+#[derive(Clone, Debug)]
+pub struct Parked {
+    /// The short ids of the calls it waits for.
+    pub ids: Vec<String>,
+    /// The previews of those calls, in the same order.
+    pub previews: Vec<Option<String>>,
+    /// The saved run, as the store has it now.
+    pub pending: PendingRun,
+}
+
+impl App {
+    /// Checks that the agent `name` exists and `principal`'s role may run it.
+    pub fn check_agent(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
+        if self.agent_def(name).is_none() {
+            return Err(AppError::UnknownAgent {
+                name: name.to_owned(),
+                known: self.agent_names().collect::<Vec<_>>().join(", "),
+            });
+        }
+        self.may_run(principal, name)
+    }
+
+    /// Assembles a turn of the agent `agent` for `principal`: the one entry point of every surface.
+    pub fn turn(
+        self: &Arc<Self>,
+        principal: &Principal,
+        agent: &str,
+        options: TurnOptions,
+    ) -> Result<Turn, AppError> {
+        self.check_agent(principal, agent)?;
+        let audit = match (&self.store, options.record) {
+            (Some(store), true) => Some(AuditTo {
+                store: store.clone(),
+                surface: options.surface,
+            }),
+            _ => None,
+        };
+        let built = self.build_agent(
+            principal,
+            agent,
+            &options.models,
+            options.question.as_deref(),
+            options.limits,
+            audit,
+        )?;
+        let mut settings = built.settings;
+        if options.temperature.is_some() {
+            settings.temperature = options.temperature;
+        }
+        if options.max_output_tokens.is_some() {
+            settings.max_output_tokens = options.max_output_tokens;
+        }
+        let model = options.models.model.clone();
+        let context = RunContext {
+            database: self.database_named.clone(),
+            model: options.choice.spec.clone(),
+            config: Some(self.fingerprint()),
+            surface: Some(options.surface.as_str().to_owned()),
+        };
+        let recorder = match (&self.store, options.record) {
+            (Some(store), true) => {
+                let mut recording = Recording::for_principal(principal);
+                recording.model = Some(model.name().to_owned());
+                recording.surface = Some(options.surface.as_str().to_owned());
+                if let Some(prices) = options.prices {
+                    recording = recording.priced(prices);
+                }
+                Some(Arc::new(StoreObserver::recording(
+                    store.clone(),
+                    recording,
+                )?))
+            }
+            _ => None,
+        };
+        let policy = self.policy_tainted(principal, options.tainted_by.as_deref());
+        let mut observers: Vec<Arc<dyn Observer>> = vec![policy.clone()];
+        if let Some(recorder) = &recorder {
+            observers.push(recorder.clone());
+        }
+        observers.extend(options.observers);
+        let runner = Runner::new(Arc::new(built), model.clone())
+            .with_observer(Arc::new(Fanout(observers)))
+            .with_policy(policy.clone())
+            .with_principal(Arc::new(principal.clone()))
+            .with_streaming(options.streaming);
+        Ok(Turn {
+            app: self.clone(),
+            runner,
+            policy,
+            recorder,
+            agent: agent.to_owned(),
+            principal: principal.clone(),
+            settings,
+            model,
+            context,
+        })
+    }
+
+    /// A fingerprint of the config (its parsed content, not its layout), saved with a waiting run so that a
+    /// change is reported when it is resumed.
+    pub fn fingerprint(&self) -> String {
+        let text = serde_json::to_string(self.config()).unwrap_or_default();
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The decisions to apply to the parked run `pending`: those of the calls it waits for now, with `extra`
+    /// (a decision being taken) on top. Returns them with the calls that still wait for one.
+    pub fn decisions(
+        pending: &PendingRun,
+        extra: Option<(&str, &Approval)>,
+    ) -> Result<(Decisions, Vec<String>), AppError> {
+        let mut decisions = Vec::new();
+        let mut undecided = Vec::new();
+        for request in pending.run.awaiting_approval() {
+            let id = &request.call.id;
+            if let Some((call_id, approval)) = extra
+                && call_id == id
+            {
+                decisions.push((id.clone(), approval.clone()));
+                continue;
+            }
+            match pending.approvals.iter().find(|a| a.call_id == *id) {
+                Some(a) => match a.approval()? {
+                    Some(decision) => decisions.push((id.clone(), decision)),
+                    None => undecided.push(format!("{} ({})", a.id, a.tool)),
+                },
+                None => undecided.push(format!("{} ({})", request.call.id, request.call.name)),
+            }
+        }
+        Ok((decisions, undecided))
+    }
+
+    /// What differs between the context a parked run ran under and this app's: a changed config or database,
+    /// in words (empty: nothing).
+    pub fn changes_since(&self, context: &RunContext) -> Vec<String> {
+        let mut changes = Vec::new();
+        if let Some(then) = &context.config
+            && *then != self.fingerprint()
+        {
+            changes.push(
+                "the config changed since the run waited (its roles, tools or agents may differ now)"
+                    .to_owned(),
+            );
+        }
+        if context.database != self.database_named {
+            let name = |d: &Option<String>| {
+                d.as_deref().map_or_else(
+                    || "the default database".to_owned(),
+                    steward_core::redact_url,
+                )
+            };
+            changes.push(format!(
+                "the run waited on {} and goes on with {}",
+                name(&context.database),
+                name(&self.database_named)
+            ));
+        }
+        changes
+    }
+}
+
+impl Turn {
+    /// The runner to drive.
+    pub fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
+    /// The agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// Who the turn is for.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The model's name.
+    pub fn model_name(&self) -> &str {
+        self.model.name()
+    }
+
+    /// The run's recorder in the store, when it is recorded.
+    pub fn recorder(&self) -> Option<&Arc<StoreObserver>> {
+        self.recorder.as_ref()
+    }
+
+    /// The tool whose outside data the run read, once it did (its writes then wait for approval).
+    pub fn tainted_by(&self) -> Option<String> {
+        self.policy.tainted_by()
+    }
+
+    /// A new run for `input`, with the turn's model settings.
+    pub fn start(&self, input: &str) -> Run {
+        self.runner.start(input).with_settings(self.settings)
+    }
+
+    /// A new run `id` for `input` after `history`, with the turn's model settings.
+    pub fn start_after(&self, history: &[Message], input: &str, id: String) -> Run {
+        self.runner
+            .start_after(history, input, id)
+            .with_settings(self.settings)
+    }
+
+    /// Waits until the run store has everything reported so far (nothing to wait for when not recorded).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        match &self.recorder {
+            Some(recorder) => recorder.flush().await,
+            None => Ok(()),
+        }
+    }
+
+    /// What the call waiting for approval in `request` would do, when its tool can say (nothing changes).
+    pub async fn preview(&self, request: &ApprovalRequest) -> Option<String> {
+        let tool = self
+            .app
+            .tool_for(&self.principal, &request.call.name, self.model.clone())
+            .ok()?;
+        let args = serde_json::from_str(&request.call.arguments).ok()?;
+        let ctx = ToolContext::new("preview", request.call.id.as_str(), "preview")
+            .with_tool(request.call.name.as_str())
+            .with_principal(Arc::new(self.principal.clone()));
+        tool.preview(&ctx, args).await
+    }
+
+    /// Saves `run`, which waits for `requests`, with their previews and what it ran under, so that anyone may
+    /// decide and resume it; the waiting calls are chained in the audit trail.
+    pub async fn park(&self, run: &Run, requests: &[ApprovalRequest]) -> Result<Parked, AppError> {
+        let Some(store) = &self.app.store else {
+            return Err(AppError::Conflict(
+                "the run waits for approval, and there is no run store to save it in".to_owned(),
+            ));
+        };
+        let mut previews = Vec::new();
+        for request in requests {
+            previews.push(self.preview(request).await);
+        }
+        let ids = store
+            .save_pending(
+                run,
+                &self.agent,
+                &self.principal,
+                requests,
+                &previews,
+                self.policy.tainted_by().as_deref(),
+                &self.context,
+            )
+            .await?;
+        let pending = store.pending_run(run.id()).await?;
+        Ok(Parked {
+            ids,
+            previews,
+            pending,
+        })
+    }
+
+    /// Applies `decisions` to the parked `run` (each checked as a decision on the waiting call: an edit
+    /// must fit the tool's schema).
+    pub fn apply(&self, run: &mut Run, decisions: Decisions) -> Result<(), AppError> {
+        for (call_id, decision) in decisions {
+            self.runner
+                .decide(run, &call_id, decision)
+                .map_err(|e| AppError::Invalid(format!("the decision on {call_id}: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl App {
+    /// The policy of one run tree for `principal`, already knowing that the run read outside data from
+    /// `tainted_by` (an earlier turn, or the run before it waited).
+    pub(crate) fn policy_tainted(
+        &self,
+        principal: &Principal,
+        tainted_by: Option<&str>,
+    ) -> Arc<RolePolicy> {
+        let policy = self.policy(principal);
+        if let Some(by) = tainted_by {
+            policy.taint(by);
+        }
+        policy
+    }
+}
