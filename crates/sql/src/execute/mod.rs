@@ -11,9 +11,15 @@
 //!   (`statement_timeout`, `max_statement_time`/`max_execution_time`; on SQLite an interrupt).
 //! - **As the engine's own client shows it**: SQL without parameters runs through the text protocol on
 //!   PostgreSQL (simple query) and MySQL/MariaDB (`COM_QUERY`), so every value arrives as `psql` or `mariadb`
-//!   print it; SQL built by code with bound parameters uses prepared statements.
+//!   print it; SQL built by code with bound parameters uses prepared statements. (One exception on
+//!   MySQL/MariaDB, where sqlx misreads rows whose first cell is 16 MiB or longer: see `mysql`.)
 //! - **Nothing left behind**: a connection goes back to its pool only after its session was reset; a result cut
-//!   short, an error, a time limit or a cancelled future close it instead (see `lease`).
+//!   short, an error, a time limit or a cancelled future close it instead (see `lease`), and so does a result
+//!   with a cell cut at the byte cap or a row over 1 MiB, whose buffers the driver would keep (see `collect`).
+//! - **One row at a time**: a huge cell is in memory only as the driver holds it (sqlx reads whole rows, and
+//!   its buffers hold a large row up to 2–3 times while it reads it), only until its row is dropped; steward
+//!   copies at most the byte cap of it, and reads nothing more of a result once a cell was cut. The measured
+//!   bound per engine is in docs/benchmarks.md ("Memory").
 //! - **A dropped query stops on the server too**: a read dropped before its statement ended sends the
 //!   engine's cancel from another connection (PostgreSQL `pg_cancel_backend`, MySQL/MariaDB `KILL QUERY`);
 //!   SQLite's progress handler stops it (see `cancel`).

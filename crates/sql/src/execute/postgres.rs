@@ -67,7 +67,7 @@ async fn in_transaction(
             Vec::new()
         }
         Err(e) => {
-            end(lease).await;
+            end(lease, false).await;
             return Err(error(e, limits));
         }
     };
@@ -84,13 +84,13 @@ async fn in_transaction(
     .await;
     match drained {
         Ok(Drained::Complete) => {
-            end(lease).await;
+            end(lease, collector.large()).await;
             Ok(collector.finish())
         }
         // Rows may still be on their way: the connection is closed rather than drained.
         Ok(Drained::Stopped) => Ok(collector.finish()),
         Err(e) => {
-            end(lease).await;
+            end(lease, collector.large()).await;
             Err(error(e, limits))
         }
     }
@@ -108,8 +108,12 @@ async fn prepared(lease: &mut Lease<Postgres>, sql: &str) -> bool {
     .unwrap_or(false)
 }
 
-/// Ends the transaction and gives the connection back; if that fails, the connection is closed.
-async fn end(mut lease: Lease<Postgres>) {
+/// Ends the transaction and gives the connection back; if that fails, the connection is closed. After a
+/// `large` result the connection is closed instead (see [`super::Collector::large`]).
+async fn end(mut lease: Lease<Postgres>, large: bool) {
+    if large {
+        return;
+    }
     if sqlx::raw_sql("ROLLBACK").execute(&mut *lease).await.is_ok() {
         lease.release();
     }
