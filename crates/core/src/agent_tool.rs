@@ -8,15 +8,19 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::agent::Agent;
+use crate::approval::Approval;
+use crate::approval::ApprovalRequest;
+use crate::context::ToolContext;
 use crate::error::Error;
 use crate::model::Model;
 use crate::outcome::Outcome;
-use crate::policy::Approval;
-use crate::run::{ApprovalRequest, Run};
+use crate::spec::ToolSpec;
+
+use crate::run::Run;
 use crate::runner::{RunStatus, Runner};
 use crate::schema::schema_for;
 use crate::suspension::{DecidedCall, Suspension, ToolProgress, agent_reason};
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolError, ToolOutput};
 use crate::typed::parse_args;
 
 /// Arguments of an agent used as a tool.

@@ -1,10 +1,6 @@
-//! What one run may spend, shared by the run and every sub-run it starts, and who the run is for.
+//! What one run may spend, shared by the run and every sub-run it starts.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The tokens and model calls a whole run tree may use. A router's sub-agents debit the same budget as the
 /// router, so `--max-tokens` bounds everything a question costs.
@@ -74,40 +70,5 @@ impl RunBudget {
     /// `Some(limit)` when the cap on model calls is reached.
     pub fn steps_exhausted(&self) -> Option<u32> {
         self.max_steps.filter(|limit| self.steps() >= *limit)
-    }
-}
-
-/// Who is asking: empty for the local CLI user; a server maps its tokens to principals. Roles and row filters
-/// read the attributes (`{principal.customer_id}`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Principal {
-    /// The principal's name (empty: the local user).
-    #[serde(default)]
-    pub name: String,
-    /// The principal's role, when one applies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// Other attributes (`customer_id`, `department`, …).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub attributes: BTreeMap<String, Value>,
-}
-
-impl Principal {
-    /// The local user of a terminal: no name, no role, no attributes.
-    pub fn local() -> Self {
-        Self::default()
-    }
-
-    /// A named principal.
-    pub fn named(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            ..Self::default()
-        }
-    }
-
-    /// True for the local user.
-    pub fn is_local(&self) -> bool {
-        self.name.is_empty()
     }
 }

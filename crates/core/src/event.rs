@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::approval::Approval;
 use crate::message::ToolCall;
 use crate::model::{FinishReason, StreamDelta, Usage};
 use crate::outcome::Outcome;
-use crate::policy::Approval;
+
 use crate::tool::ToolData;
 use crate::validate::Rejection;
 

@@ -47,7 +47,9 @@
 
 mod agent;
 mod agent_tool;
+mod approval;
 mod budget;
+mod context;
 mod error;
 mod event;
 mod final_answer;
@@ -56,12 +58,14 @@ mod message;
 mod model;
 mod outcome;
 mod policy;
+mod principal;
 pub mod redact;
 mod run;
 mod run_failed;
 mod runner;
 pub mod schema;
 mod scripted;
+mod spec;
 mod suspension;
 mod tool;
 mod toolbox;
@@ -70,7 +74,9 @@ mod validate;
 
 pub use agent::{Agent, AgentBuilder};
 pub use agent_tool::{AgentRequest, AgentTool};
-pub use budget::{Principal, RunBudget};
+pub use approval::{Approval, ApprovalRequest};
+pub use budget::RunBudget;
+pub use context::ToolContext;
 pub use error::Error;
 pub use event::{Event, EventLog, EventRecord, Fanout, NoObserver, Observer};
 pub use final_answer::{FinalAnswerArgs, final_answer};
@@ -81,18 +87,19 @@ pub use model::{
     ResponseFormat, StreamDelta, ToolChoice, ToolReplay, Usage,
 };
 pub use outcome::{Outcome, Transcript};
-pub use policy::{AnnotationPolicy, Approval, Decision, Policy};
+pub use policy::{AnnotationPolicy, Decision, Policy};
+pub use principal::Principal;
 pub use redact::redact_url;
 pub use run::{
-    ApprovalRequest, FINAL_ANSWER, Invocation, Limits, ModelSettings, Resumption, Run, Step,
-    Verdict,
+    CheckedCall, FINAL_ANSWER, Invocation, Limits, ModelSettings, Resumption, Run, Step,
 };
 pub use run_failed::RunFailed;
 pub use runner::{RunStatus, Runner};
 pub use schema::{SchemaStyle, schema_for};
 pub use scripted::ScriptedModel;
+pub use spec::{ToolAnnotations, ToolSpec};
 pub use suspension::{DecidedCall, Suspension, ToolProgress};
-pub use tool::{Tool, ToolAnnotations, ToolContext, ToolData, ToolError, ToolOutput, ToolSpec};
+pub use tool::{Tool, ToolData, ToolError, ToolOutput};
 pub use toolbox::Toolbox;
 pub use typed::{TypedTool, parse_args};
 pub use validate::{ArgumentValidator, Rejection, RejectionKind, Violation, ViolationKind};

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, ToolCall};
-use crate::tool::ToolSpec;
+use crate::spec::ToolSpec;
 
 /// Which tools the model may or must call.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::ToolCall;
-use crate::tool::ToolSpec;
+use crate::spec::ToolSpec;
 
 /// A policy's decision about one tool call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,25 +56,4 @@ impl Policy for AnnotationPolicy {
             Decision::Allow
         }
     }
-}
-
-/// A person's answer to an approval request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "approval", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Approval {
-    /// Run the call.
-    Approve,
-    /// Do not run it; the model is shown the reason.
-    Reject {
-        /// Why, if the person said.
-        reason: Option<String>,
-    },
-    /// Run it with these arguments instead of the model's. They are validated against the tool's schema when
-    /// the decision is recorded (an invalid edit is refused and the call keeps waiting), and the model is told
-    /// that the person changed them.
-    Edit {
-        /// The arguments to run the call with (a JSON object).
-        arguments: Value,
-    },
 }

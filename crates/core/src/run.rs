@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::ApprovalRequest;
 use crate::error::Error;
 use crate::history::{HistoryBudget, Retention, cut_output, leading_system};
 use crate::message::{Message, ToolCall};
@@ -100,19 +101,10 @@ pub struct Resumption {
     pub state: Value,
 }
 
-/// A tool call waiting for a person's decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalRequest {
-    /// The call as the model made it.
-    pub call: ToolCall,
-    /// What the person is asked.
-    pub reason: String,
-}
-
 /// What happened to one tool call of a model reply when it was checked.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum Verdict {
+pub enum CheckedCall {
     /// Valid and allowed: it will run.
     Allowed(ToolCall),
     /// Refused before running (unknown tool, invalid JSON or arguments).
@@ -472,7 +464,7 @@ impl Run {
         mut response: ModelResponse,
         tools: &Toolbox,
         policy: &dyn Policy,
-    ) -> Result<Vec<Verdict>, Error> {
+    ) -> Result<Vec<CheckedCall>, Error> {
         if self.phase != Phase::NeedModel {
             return Err(Error::OutOfOrder(
                 "a model reply arrived when none was expected",
@@ -517,7 +509,7 @@ impl Run {
                         content: rejection.observation.clone(),
                         is_error: true,
                     },
-                    Verdict::Rejected(call.clone(), rejection),
+                    CheckedCall::Rejected(call.clone(), rejection),
                 ),
                 Ok((_, args)) if call.name == FINAL_ANSWER => {
                     answer = Some(final_answer_text(&args));
@@ -526,7 +518,7 @@ impl Run {
                             content: "Answer recorded.".to_owned(),
                             is_error: false,
                         },
-                        Verdict::FinalAnswer(call.clone()),
+                        CheckedCall::FinalAnswer(call.clone()),
                     )
                 }
                 Ok((tool, args)) => match policy.decide(call, tool.spec(), &args) {
@@ -535,7 +527,7 @@ impl Run {
                             args,
                             edited: false,
                         },
-                        Verdict::Allowed(call.clone()),
+                        CheckedCall::Allowed(call.clone()),
                     ),
                     Decision::Deny { reason } => (
                         CallState::Resolved {
@@ -544,14 +536,14 @@ impl Run {
                             ),
                             is_error: true,
                         },
-                        Verdict::Denied(call.clone(), reason),
+                        CheckedCall::Denied(call.clone(), reason),
                     ),
                     Decision::NeedsApproval { reason } => (
                         CallState::AwaitingApproval {
                             args,
                             reason: reason.clone(),
                         },
-                        Verdict::NeedsApproval(call.clone(), reason),
+                        CheckedCall::NeedsApproval(call.clone(), reason),
                     ),
                 },
             };

@@ -1,7 +1,7 @@
 //! Why [`crate::Runner::ask`] got no answer.
 
+use crate::approval::ApprovalRequest;
 use crate::outcome::Outcome;
-use crate::run::ApprovalRequest;
 
 /// Why a run driven by [`crate::Runner::ask`] ended without an answer.
 ///

@@ -12,17 +12,21 @@ use futures_util::FutureExt as _;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 
 use crate::agent::Agent;
-use crate::budget::{Principal, RunBudget};
+use crate::approval::Approval;
+use crate::approval::ApprovalRequest;
+use crate::budget::RunBudget;
+use crate::context::ToolContext;
 use crate::error::Error;
 use crate::event::{Event, EventRecord, NoObserver, Observer};
 use crate::message::{Message, ToolCall};
 use crate::model::{FailureCause, Model, ModelRequest, StreamDelta, ToolReplay};
 use crate::outcome::Outcome;
-use crate::policy::{AnnotationPolicy, Approval, Policy};
-use crate::run::{ApprovalRequest, Invocation, Resumption, Run, Step, Verdict};
+use crate::policy::{AnnotationPolicy, Policy};
+use crate::principal::Principal;
+use crate::run::{CheckedCall, Invocation, Resumption, Run, Step};
 use crate::run_failed::RunFailed;
 use crate::suspension::ToolProgress;
-use crate::tool::{ToolContext, ToolError, ToolOutput};
+use crate::tool::{ToolError, ToolOutput};
 
 /// Where a run stands when the runner hands it back.
 #[derive(Clone, Debug, PartialEq)]
@@ -392,22 +396,22 @@ impl Runner {
         for verdict in verdicts {
             let run_id = run_id.clone();
             let event = match verdict {
-                Verdict::Rejected(call, rejection) => Event::ValidationError {
+                CheckedCall::Rejected(call, rejection) => Event::ValidationError {
                     run_id,
                     call,
                     rejection,
                 },
-                Verdict::Denied(call, reason) => Event::ToolDenied {
+                CheckedCall::Denied(call, reason) => Event::ToolDenied {
                     run_id,
                     call,
                     reason,
                 },
-                Verdict::NeedsApproval(call, reason) => Event::ApprovalRequested {
+                CheckedCall::NeedsApproval(call, reason) => Event::ApprovalRequested {
                     run_id,
                     call,
                     reason,
                 },
-                Verdict::Allowed(_) | Verdict::FinalAnswer(_) => continue,
+                CheckedCall::Allowed(_) | CheckedCall::FinalAnswer(_) => continue,
             };
             self.emit(run, event);
         }

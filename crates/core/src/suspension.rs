@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::run::ApprovalRequest;
+use crate::approval::ApprovalRequest;
 use crate::tool::{ToolError, ToolOutput};
 
 /// What a tool call came to: finished, or stopped until people decide on calls it made.

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::message::ToolCall;
-use crate::tool::{Tool, ToolSpec};
+use crate::spec::ToolSpec;
+use crate::tool::Tool;
 use crate::validate::{ArgumentValidator, Rejection};
 
 struct Entry {

@@ -8,8 +8,11 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::context::ToolContext;
 use crate::schema::schema_for;
-use crate::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::spec::ToolAnnotations;
+use crate::spec::ToolSpec;
+use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// A tool written as a struct of arguments and an async function.
 ///

@@ -52,7 +52,8 @@ pub use error::SqlError;
 pub use execute::{CANCEL_BOUND, settle_cancellations};
 pub use guard::ServerSettings;
 pub use guard::{
-    Guard, GuardPolicy, Mask, NamedSql, Reason, Scope, Scoped, StatementClass, Verdict, WriteKind,
+    Guard, GuardPolicy, GuardVerdict, Mask, NamedSql, Reason, Scope, Scoped, StatementClass,
+    WriteKind,
 };
 pub use introspect::IntrospectOptions;
 pub use privileges::Privileges;

@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 
 use super::{CallState, Phase, Run};
+use crate::approval::Approval;
+use crate::approval::ApprovalRequest;
 use crate::error::Error;
 use crate::message::ToolCall;
-use crate::policy::Approval;
-use crate::run::ApprovalRequest;
+
 use crate::suspension::{DecidedCall, Suspension, qualified_id};
 use crate::toolbox::Toolbox;
 

@@ -43,7 +43,7 @@ pub use named::NamedSql;
 pub use policy::GuardPolicy;
 pub use scope::{Scope, Scoped};
 pub use settings::ServerSettings;
-pub use verdict::{Reason, StatementClass, Verdict};
+pub use verdict::{GuardVerdict, Reason, StatementClass};
 pub use write::WriteKind;
 
 pub(crate) use catalog::{CatalogFunction, FunctionCatalog, Origin};
@@ -150,7 +150,7 @@ impl Guard {
     }
 
     /// The verdict on a SQL text.
-    pub fn check(&self, sql: &str) -> Verdict {
+    pub fn check(&self, sql: &str) -> GuardVerdict {
         if let Some(r) = bounds::length(sql) {
             return verdict(StatementClass::Other, vec![r], Vec::new());
         }
@@ -277,7 +277,7 @@ impl Guard {
     }
 
     /// The verdict on one reading of the text.
-    fn check_lexed(&self, sql: &str, lexed: &Lexed) -> Verdict {
+    fn check_lexed(&self, sql: &str, lexed: &Lexed) -> GuardVerdict {
         let mut reasons = lexed.problems.clone();
         if let Some(r) = bounds::depth(sql, &lexed.tokens) {
             reasons.push(r);

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 
-fn check(dialect: Dialect, sql: &str) -> Verdict {
+fn check(dialect: Dialect, sql: &str) -> GuardVerdict {
     Guard::new(dialect).check(sql)
 }
 

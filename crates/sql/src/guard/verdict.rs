@@ -42,7 +42,7 @@ pub(crate) fn reason(code: &str, message: impl Into<String>) -> Reason {
 
 /// The guard's verdict on one SQL text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct GuardVerdict {
     /// True when the SQL may run.
     pub allowed: bool,
     /// What kind of statement it is.
@@ -56,7 +56,7 @@ pub struct Verdict {
     pub aliases: Vec<(String, String)>,
 }
 
-impl Verdict {
+impl GuardVerdict {
     /// The reasons as one sentence for the model.
     pub fn explanation(&self) -> String {
         self.reasons
@@ -73,8 +73,12 @@ impl Verdict {
 }
 
 /// A verdict from its class and reasons: allowed when it is a read with no reason against it.
-pub(crate) fn verdict(class: StatementClass, reasons: Vec<Reason>, tables: Vec<String>) -> Verdict {
-    Verdict {
+pub(crate) fn verdict(
+    class: StatementClass,
+    reasons: Vec<Reason>,
+    tables: Vec<String>,
+) -> GuardVerdict {
+    GuardVerdict {
         allowed: reasons.is_empty() && class == StatementClass::Read,
         class,
         reasons,

@@ -22,7 +22,7 @@ use serde_json::Value as Json;
 
 pub(crate) use filter::{Filter, Numbering};
 
-use super::{Guard, Mask, Verdict, reason, verdict};
+use super::{Guard, GuardVerdict, Mask, reason, verdict};
 use crate::catalog::{Catalog, TableKind};
 use crate::dialect::Dialect;
 use crate::query::Param;
@@ -298,7 +298,7 @@ impl Guard {
     /// that may not be read), then each reference to a scoped table replaced, at its located span, by a
     /// generated derived table of only the allowed columns (masked where masked) and rows, and the result checked
     /// again. Returns the text to run with the values it binds, or the refusal.
-    pub fn scoped(&self, sql: &str, scope: &Scope) -> Result<Scoped, Verdict> {
+    pub fn scoped(&self, sql: &str, scope: &Scope) -> Result<Scoped, GuardVerdict> {
         let first = self.with_columns_scoped(scope).check(sql);
         if !first.allowed {
             return Err(first);
@@ -313,7 +313,7 @@ impl Guard {
         }
         splice::scoped(self, sql, scope).map_err(|e| match e {
             splice::Refusal::Scope(why) => refuse(why),
-            splice::Refusal::Verdict(v) => v,
+            splice::Refusal::GuardVerdict(v) => v,
         })
     }
 

@@ -5,7 +5,7 @@
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart};
 
 use super::super::lex::{Kind, Lexed, Token};
-use super::super::{Guard, Verdict};
+use super::super::{Guard, GuardVerdict};
 use super::locate::{Located, Relations};
 use super::{Numbering, Scope, Scoped, TableScope, key, quote};
 use crate::dialect::Dialect;
@@ -18,7 +18,7 @@ pub(super) enum Refusal {
     /// It cannot be limited to the scope (the reason says why and what to write instead).
     Scope(String),
     /// The final text was refused by the guard.
-    Verdict(Verdict),
+    GuardVerdict(GuardVerdict),
 }
 
 impl From<String> for Refusal {

@@ -5,7 +5,7 @@
 
 use super::super::lex::Kind;
 use super::super::policy::same_table;
-use super::super::{Guard, Verdict};
+use super::super::{Guard, GuardVerdict};
 use super::{Scope, key};
 use crate::dialect::Dialect;
 
@@ -137,7 +137,7 @@ impl Guard {
     pub(super) fn statistics(
         &self,
         sql: &str,
-        first: &Verdict,
+        first: &GuardVerdict,
         scope: &Scope,
     ) -> Result<(), String> {
         let named = |table: &str| {

@@ -99,7 +99,7 @@ pub(super) fn verify(
     }
     let verdict = guard.without_columns().check(out);
     if !verdict.allowed {
-        return Err(Refusal::Verdict(verdict));
+        return Err(Refusal::GuardVerdict(verdict));
     }
     Ok(())
 }
