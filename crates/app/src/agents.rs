@@ -233,11 +233,47 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
     out
 }
 
-/// Fills `{{name}}` placeholders from `values`; unknown names are left as they are.
+/// Fills `{{name}}` placeholders from `values` in one pass: unknown names are left as they are, and a value is
+/// never expanded again (a table comment holding `{{rules}}` stays that text).
 pub fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = template.to_owned();
-    for (name, value) in values {
-        out = out.replace(&format!("{{{{{name}}}}}"), value);
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let found = after.find("}}").and_then(|end| {
+            let name = &after[..end];
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, value)| (end, *value))
+        });
+        match found {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    #[test]
+    fn placeholders_are_filled_once_and_values_are_never_expanded_again() {
+        let values = [("schema", "t -- says {{rules}}"), ("rules", "R")];
+        assert_eq!(
+            render("{{schema}} / {{rules}} / {{unknown}} / {{", &values),
+            "t -- says {{rules}} / R / {{unknown}} / {{"
+        );
+        assert_eq!(render("{{{{rules}}}}", &values), "{{R}}");
+    }
 }

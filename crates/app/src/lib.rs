@@ -33,6 +33,7 @@
 pub mod agents;
 pub mod app;
 mod audited;
+mod checks;
 pub mod config;
 mod declared;
 pub mod direct;

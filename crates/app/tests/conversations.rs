@@ -66,11 +66,28 @@ async fn leases_hold(store: RunStore) {
             .unwrap(),
         Ok(())
     );
+    // Its own server still drives it (the store was out when it should have renewed): not reaped there.
+    assert!(
+        store
+            .reap_expired(Utc::now(), "b")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(
-        store.reap_expired(Utc::now()).await.unwrap(),
+        store
+            .reap_expired(Utc::now(), "another-server")
+            .await
+            .unwrap(),
         vec![c.id.clone()]
     );
-    assert!(store.reap_expired(Utc::now()).await.unwrap().is_empty());
+    assert!(
+        store
+            .reap_expired(Utc::now(), "another-server")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(
         !store
             .end_turn(&c.id, "b", "run-2", "idle", Some(("late", &json!([]))))

@@ -81,21 +81,14 @@ pub(crate) fn note_truncated(shown: usize) {
 /// Longest cell shown in the terminal table.
 const MAX_CELL: usize = 60;
 
-/// Prints rows as aligned columns (cells cut to 60 characters, line breaks and tabs as spaces), and the row
+/// Prints rows as aligned columns (cells cut to 60 terminal columns, line breaks and tabs as spaces), and the row
 /// count, or that more rows exist, on stderr.
 pub(crate) fn print_table(columns: &[String], rows: &[Vec<Value>], truncated: bool) {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
             row.iter()
-                .map(|v| {
-                    let text = cell_text(v);
-                    if text.chars().count() > MAX_CELL {
-                        text.chars().take(MAX_CELL - 1).collect::<String>() + "…"
-                    } else {
-                        text
-                    }
-                })
+                .map(|v| crate::out::cut(&cell_text(v), MAX_CELL))
                 .collect()
         })
         .collect();

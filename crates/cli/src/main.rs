@@ -1,6 +1,7 @@
 //! `steward`: run Steward's agents from a terminal.
 
 mod agents;
+mod alloc;
 mod approvals;
 mod ask;
 mod audit;
@@ -91,6 +92,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    alloc::return_large_blocks();
     let cli = Cli::parse();
     let _ = agents::CONFIG.set(cli.config.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -115,8 +117,14 @@ fn main() -> ExitCode {
         Command::Approvals(command) => runtime.block_on(approvals::run(command)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command)),
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
-        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
+        Command::Serve(args) => {
+            serve::init_logging();
+            runtime.block_on(serve::run(args))
+        }
+        Command::Mcp(args) => {
+            serve::init_logging();
+            runtime.block_on(mcp::run(args))
+        }
         Command::Eval(args) => runtime.block_on(eval::run(args)),
     };
     let code = match result {

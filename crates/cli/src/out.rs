@@ -39,34 +39,62 @@ pub(crate) fn raw(text: &str) {
     }
 }
 
-/// `text` on one line (runs of whitespace as one space), cut to `width` characters with `…` when longer.
-pub(crate) fn flat_cut(text: &str, width: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > width {
-        flat.chars()
-            .take(width.saturating_sub(1))
-            .collect::<String>()
-            + "…"
-    } else {
-        flat
+/// The columns `text` takes on a terminal (a CJK character or an emoji takes two, a combining mark none).
+pub(crate) fn columns(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` cut to at most `width` terminal columns, ending with `…` when it was longer.
+pub(crate) fn cut(text: &str, width: usize) -> String {
+    if columns(text) <= width {
+        return text.to_owned();
     }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out + "…"
+}
+
+/// `text` padded with spaces to `width` terminal columns.
+fn pad(text: &str, width: usize) -> String {
+    let mut out = text.to_owned();
+    out.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(columns(text)),
+    ));
+    out
+}
+
+/// `text` on one line (runs of whitespace as one space), cut to `width` terminal columns with `…` when longer.
+pub(crate) fn flat_cut(text: &str, width: usize) -> String {
+    cut(
+        &text.split_whitespace().collect::<Vec<_>>().join(" "),
+        width,
+    )
 }
 
 /// Prints a table on standard output: the header, a rule, and the rows, each column as wide as its widest
-/// cell (cells are shown on one line).
+/// cell in terminal columns, so that wide characters (CJK, emoji) stay aligned (cells are shown on one line).
 pub(crate) fn aligned(header: &[&str], rows: &[Vec<String>]) {
     let flat = |cell: &str| cell.replace(['\n', '\r', '\t'], " ");
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| columns(h)).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(flat(cell).chars().count());
+            *width = (*width).max(columns(&flat(cell)));
         }
     }
     let join = |cells: Vec<String>| -> String {
         cells
             .iter()
             .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
+            .map(|(cell, w)| pad(cell, *w))
             .collect::<Vec<_>>()
             .join(" | ")
             .trim_end()
@@ -143,4 +171,22 @@ pub(crate) use note;
 /// Writes text as it is (it ends with its own newline) to standard output, surviving a closed pipe.
 pub(crate) fn text(text: &str) {
     line(text.strip_suffix('\n').unwrap_or(text));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{columns, cut, pad};
+
+    #[test]
+    fn wide_characters_take_two_columns_and_tables_pad_by_columns() {
+        assert_eq!(columns("東京"), 4);
+        assert_eq!(columns("Zürich"), 6);
+        // Two cells of the same width on screen get the same padding.
+        assert_eq!(columns(&pad("東京", 8)), columns(&pad("Ohio", 8)));
+        assert_eq!(pad("東京", 6), "東京  ");
+        // Cut by columns, never in the middle of a wide character.
+        assert_eq!(cut("東京都庁舎", 6), "東京…");
+        assert_eq!(cut("short", 6), "short");
+        assert_eq!(columns(&cut("🙂🙂🙂🙂", 5)), 5);
+    }
 }

@@ -59,6 +59,22 @@ struct TokenArgs {
     role: Option<String>,
 }
 
+/// The log filter when `RUST_LOG` is not set (or not valid): warnings from everything, and the server's own
+/// notes (shutdown, turns marked failed, tool failures over MCP).
+const DEFAULT_LOG: &str = "warn,steward_server=info,steward=info";
+
+/// Sends the server's logs (`tracing`) to standard error, filtered by `RUST_LOG` (default: [`DEFAULT_LOG`]).
+/// For `steward serve` and `steward mcp`, whose standard output is the protocol.
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
+    // A subscriber set already (a second call) is left as it is.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// Runs `steward serve`.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if let Some(ServeCommand::Token(token)) = args.command {

@@ -1,6 +1,6 @@
-//! Ctrl-C during `steward sql run` stops the query on the server, not only in the terminal: the command exits
-//! 130 and, a moment later, PostgreSQL's `pg_stat_activity` and MariaDB's `PROCESSLIST` no longer show the
-//! statement running.
+//! Ctrl-C during `steward sql run`, and during `steward ask` while the agent's query runs, stops the query on the
+//! server, not only in the terminal: the command exits 130 and, a moment later, PostgreSQL's `pg_stat_activity`
+//! and MariaDB's `PROCESSLIST` no longer show the statement running.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -108,7 +108,16 @@ async fn wait(child: &mut Child, within: Duration) -> std::process::ExitStatus {
     }
 }
 
-async fn ctrl_c_cancels_the_query(engine: Engine) {
+/// Which command runs the query.
+#[derive(Clone, Copy)]
+enum Via {
+    /// `steward sql run`.
+    Sql,
+    /// `steward ask`, whose agent runs it with `run_sql` (a mock model asks for it).
+    Ask,
+}
+
+async fn ctrl_c_cancels_the_query(engine: Engine, via: Via) {
     let db = Database::connect(&engine.url).await.unwrap();
     db.execute_script(&setup()).await.unwrap();
     db.close().await;
@@ -120,18 +129,42 @@ async fn ctrl_c_cancels_the_query(engine: Engine) {
             .as_nanos()
     );
     let sql = format!("SELECT count(*) AS {marker} FROM t a, t b, t c");
-    let mut child = steward_command(
-        &[
-            "sql",
-            "run",
-            "--db",
-            &engine.url,
-            "--time-limit",
-            "120",
-            &sql,
-        ],
-        &[],
-    )
+    let model = mock_openai(vec![
+        tool_reply(
+            "q1",
+            "run_sql",
+            &serde_json::json!({ "sql": sql }).to_string(),
+        ),
+        text_reply("counted"),
+    ])
+    .await;
+    let base = format!("{}/v1", model.uri());
+    let data = scratch_dir("cancel-data");
+    let mut child = match via {
+        Via::Sql => steward_command(
+            &[
+                "sql",
+                "run",
+                "--db",
+                &engine.url,
+                "--time-limit",
+                "120",
+                &sql,
+            ],
+            &[],
+        ),
+        Via::Ask => steward_command(
+            &[
+                "ask",
+                "--db",
+                &engine.url,
+                "--agent",
+                "analyst",
+                "How many triples are there?",
+            ],
+            &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &data)],
+        ),
+    }
     .spawn()
     .unwrap();
     let seen = engine
@@ -156,7 +189,9 @@ async fn ctrl_c_cancels_the_query(engine: Engine) {
     let out = child.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    if let Via::Sql = via {
+        assert!(stderr.contains("interrupted"), "{stderr}");
+    }
     let exited = Instant::now();
     let left = engine
         .until(&marker, Duration::from_secs(1), |n| n == 0)
@@ -173,13 +208,27 @@ async fn ctrl_c_cancels_the_query(engine: Engine) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_cancels_a_postgres_query() {
     if let Some(engine) = postgres().await {
-        ctrl_c_cancels_the_query(engine).await;
+        ctrl_c_cancels_the_query(engine, Via::Sql).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_cancels_a_mariadb_query() {
     if let Some(engine) = mariadb().await {
-        ctrl_c_cancels_the_query(engine).await;
+        ctrl_c_cancels_the_query(engine, Via::Sql).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_an_agents_postgres_query() {
+    if let Some(engine) = postgres().await {
+        ctrl_c_cancels_the_query(engine, Via::Ask).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_an_agents_mariadb_query() {
+    if let Some(engine) = mariadb().await {
+        ctrl_c_cancels_the_query(engine, Via::Ask).await;
     }
 }

@@ -19,6 +19,7 @@ use utoipa::ToSchema;
 use crate::auth::Caller;
 use crate::state::{ApiError, Body, Settings, Shared};
 use crate::turns::{self, Events, Home};
+use crate::wire::{ApprovalView, ServerEvent};
 
 type Api<T> = Result<T, ApiError>;
 
@@ -98,6 +99,85 @@ pub(crate) struct ChartRequest {
     kind: Option<String>,
 }
 
+/// A conversation in a list.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ConversationSummary {
+    /// Its id.
+    id: String,
+    /// Its title (the first message, shortened, unless set).
+    title: String,
+    /// The agent that answers.
+    agent: String,
+    /// `idle`, `running` (a message is being answered), `waiting` (an answer waits for approval) or `failed`
+    /// (the last answer failed; a new message may be posted).
+    status: String,
+    /// The principal who owns it.
+    owner: String,
+    /// When it was created.
+    created_at: chrono::DateTime<chrono::Utc>,
+    /// When it last changed.
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl ConversationSummary {
+    fn of(c: &steward_app::store::Conversation) -> Self {
+        Self {
+            id: c.id.clone(),
+            title: c.title.clone(),
+            agent: c.agent.clone(),
+            status: c.status.clone(),
+            owner: c.owner.clone(),
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        }
+    }
+}
+
+/// A conversation with its messages and the approvals it waits for.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ConversationDetail {
+    /// Its id, title, agent, status and times.
+    #[serde(flatten)]
+    summary: ConversationSummary,
+    /// The settings of its runs.
+    settings: Settings,
+    /// Its messages, oldest first.
+    messages: Vec<MessageView>,
+    /// The calls its last answer waits for (status `waiting`).
+    pending: Vec<ApprovalView>,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct MessageView {
+    /// Its place in the conversation, from 1.
+    seq: i64,
+    /// `user` or `assistant`.
+    role: String,
+    /// The text (an answer that failed says what went wrong).
+    content: String,
+    /// The run that answered (assistant messages) or was started by it (user messages).
+    run_id: Option<String>,
+    /// The events of the turn that answered, as they streamed but the `delta`s (assistant messages; `null`
+    /// for the user's).
+    events: Option<Vec<ServerEvent>>,
+    /// When it was added.
+    at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The answer to a decision sent without `Accept: text/event-stream`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DecisionResult {
+    /// The approval decided.
+    id: String,
+    /// The decision sent.
+    decision: String,
+    /// Whether the run went on (every call it waited for is decided).
+    resumed: bool,
+    /// The resumed run's last event (`answer`, `approval` or `error`), or `null`.
+    result: Option<ServerEvent>,
+}
+
 /// Paging.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Page {
@@ -107,24 +187,27 @@ pub(crate) struct Page {
     offset: Option<u32>,
 }
 
+/// A turn's events as server-sent events: `event: TYPE`, `data: JSON`.
 fn sse(events: Events) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     let stream = futures_util::stream::unfold(events, |mut events| async move {
         let event = events.recv().await?;
-        let kind = event["type"].as_str().unwrap_or("event").to_owned();
-        let sse = SseEvent::default().event(kind).data(event.to_string());
+        let sse = SseEvent::default()
+            .event(event.kind())
+            .json_data(&event)
+            .unwrap_or_else(|e| {
+                tracing::error!("an event could not be encoded: {e}");
+                SseEvent::default().comment("an event could not be encoded")
+            });
         Some((Ok(sse), events))
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
 /// Waits for the last event of a turn (for clients that asked for JSON, not a stream).
-async fn last_event(mut events: Events) -> Option<Value> {
+async fn last_event(mut events: Events) -> Option<ServerEvent> {
     let mut last = None;
     while let Some(event) = events.recv().await {
-        if matches!(
-            event["type"].as_str(),
-            Some("answer" | "approval" | "error")
-        ) {
+        if event.is_last() {
             last = Some(event);
         }
     }
@@ -241,61 +324,68 @@ pub(crate) async fn create_conversation(
 }
 
 /// The caller's conversations, newest first (everyone's for administrators with `?all=true`).
-#[utoipa::path(get, path = "/api/conversations", tag = "api", responses((status = 200, description = "Conversations")))]
+#[utoipa::path(get, path = "/api/conversations", tag = "api", responses((status = 200, body = Vec<ConversationSummary>)))]
 pub(crate) async fn list_conversations(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
     Query(all): Query<std::collections::HashMap<String, String>>,
-) -> Api<Json<Value>> {
+) -> Api<Json<Vec<ConversationSummary>>> {
     let everyone = caller.admin && all.get("all").is_some_and(|v| v == "true");
     let owner = (!everyone).then_some(caller.principal.name.as_str());
     let list = shared.store.conversations(owner, 200).await?;
-    Ok(Json(json!(list.iter().map(summary).collect::<Vec<_>>())))
-}
-
-fn summary(c: &steward_app::store::Conversation) -> Value {
-    json!({"id": c.id, "title": c.title, "agent": c.agent, "status": c.status, "owner": c.owner,
-           "created_at": c.created_at, "updated_at": c.updated_at})
+    Ok(Json(list.iter().map(ConversationSummary::of).collect()))
 }
 
 /// A conversation with its messages and the approvals it waits for.
 #[utoipa::path(get, path = "/api/conversations/{id}", tag = "api", params(("id" = String, Path)),
-    responses((status = 200, description = "The conversation"), (status = 404, body = crate::state::ErrorBody)))]
+    responses((status = 200, body = ConversationDetail), (status = 404, body = crate::state::ErrorBody)))]
 pub(crate) async fn get_conversation(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> Api<Json<Value>> {
+) -> Api<Json<ConversationDetail>> {
     let conversation = owned(&shared, &caller, &id, false).await?;
     let messages = shared.store.conversation_messages(&id).await?;
-    let pending: Vec<Value> = match (&conversation.run_id, conversation.status.as_str()) {
+    let pending: Vec<ApprovalView> = match (&conversation.run_id, conversation.status.as_str()) {
         (Some(run_id), "waiting") => match shared.store.pending_run(run_id).await {
             Ok(p) => p
                 .approvals
                 .iter()
                 .filter(|a| a.decision.is_none())
-                .map(|a| turns::approval_json(a, Some(&id)))
+                .map(|a| ApprovalView::of(a, Some(&id)))
                 .collect(),
             Err(_) => Vec::new(),
         },
         _ => Vec::new(),
     };
-    let mut out = summary(&conversation);
-    out["settings"] = conversation.settings.clone();
-    out["messages"] = json!(messages);
-    out["pending"] = json!(pending);
-    Ok(Json(out))
+    let messages = messages
+        .into_iter()
+        .map(|m| MessageView {
+            events: m.events.as_ref().map(turns::kept_events),
+            seq: m.seq,
+            role: m.role,
+            content: m.content,
+            run_id: m.run_id,
+            at: m.at,
+        })
+        .collect();
+    Ok(Json(ConversationDetail {
+        summary: ConversationSummary::of(&conversation),
+        settings: serde_json::from_value(conversation.settings.clone()).unwrap_or_default(),
+        messages,
+        pending,
+    }))
 }
 
 /// Changes a conversation's title or settings.
 #[utoipa::path(patch, path = "/api/conversations/{id}", tag = "api", params(("id" = String, Path)), request_body = ChangeConversation,
-    responses((status = 200, description = "The conversation"), (status = 404, body = crate::state::ErrorBody)))]
+    responses((status = 200, body = ConversationSummary), (status = 404, body = crate::state::ErrorBody)))]
 pub(crate) async fn patch_conversation(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Body(body): Body<ChangeConversation>,
-) -> Api<Json<Value>> {
+) -> Api<Json<ConversationSummary>> {
     let conversation = owned(&shared, &caller, &id, true).await?;
     let settings = match &body.settings {
         Some(s) => {
@@ -328,7 +418,7 @@ pub(crate) async fn patch_conversation(
             settings.as_ref(),
         )
         .await?;
-    Ok(Json(summary(&changed)))
+    Ok(Json(ConversationSummary::of(&changed)))
 }
 
 /// Deletes a conversation.
@@ -356,7 +446,7 @@ pub(crate) async fn delete_conversation(
 
 /// Posts a message: the answer streams as server-sent events, ending with `answer`, `approval` or `error`.
 #[utoipa::path(post, path = "/api/conversations/{id}/messages", tag = "api", params(("id" = String, Path)), request_body = NewMessage,
-    responses((status = 200, description = "Server-sent events of the run", content_type = "text/event-stream"),
+    responses((status = 200, description = "Server-sent events of the run (`event: TYPE`, `data: JSON`), one `ServerEvent` each", body = ServerEvent, content_type = "text/event-stream"),
         (status = 404, body = crate::state::ErrorBody), (status = 409, body = crate::state::ErrorBody),
         (status = 503, body = crate::state::ErrorBody)))]
 pub(crate) async fn post_message(
@@ -435,11 +525,11 @@ pub(crate) async fn post_message(
 }
 
 /// The approvals waiting: the caller's, or everyone's for administrators.
-#[utoipa::path(get, path = "/api/approvals", tag = "api", responses((status = 200, description = "Approvals waiting")))]
+#[utoipa::path(get, path = "/api/approvals", tag = "api", responses((status = 200, body = Vec<ApprovalView>)))]
 pub(crate) async fn list_approvals(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-) -> Api<Json<Value>> {
+) -> Api<Json<Vec<ApprovalView>>> {
     let mut out = Vec::new();
     for approval in shared.store.approvals(false).await? {
         let conversation = shared.store.conversation_of_run(&approval.run_id).await?;
@@ -451,19 +541,20 @@ pub(crate) async fn list_approvals(
             },
         };
         if owner == caller.principal.name || caller.admin {
-            out.push(turns::approval_json(
+            out.push(ApprovalView::of(
                 &approval,
                 conversation.as_ref().map(|c| c.id.as_str()),
             ));
         }
     }
-    Ok(Json(Value::Array(out)))
+    Ok(Json(out))
 }
 
 /// Decides a call that waits for approval; once every call of its run is decided, the run goes on (streamed
 /// with `Accept: text/event-stream`).
 #[utoipa::path(post, path = "/api/approvals/{id}", tag = "api", params(("id" = String, Path)), request_body = Decision,
-    responses((status = 200, description = "The decision, and the resumed run's result or event stream"),
+    responses((status = 200, description = "The decision, and the resumed run's last event (JSON) or its event stream (`Accept: text/event-stream`)",
+            content((DecisionResult = "application/json"), (ServerEvent = "text/event-stream"))),
         (status = 404, body = crate::state::ErrorBody), (status = 409, body = crate::state::ErrorBody)))]
 pub(crate) async fn decide(
     State(shared): State<Arc<Shared>>,
@@ -526,14 +617,20 @@ pub(crate) async fn decide(
         Some(events) if wants_stream(&headers) => Ok(sse(events).into_response()),
         Some(events) => {
             let result = last_event(events).await;
-            Ok(
-                Json(json!({"id": found.id, "decision": body.decision, "resumed": true, "result": result}))
-                    .into_response(),
-            )
+            Ok(Json(DecisionResult {
+                id: found.id,
+                decision: body.decision,
+                resumed: true,
+                result,
+            })
+            .into_response())
         }
-        None => Ok(Json(
-            json!({"id": found.id, "decision": body.decision, "resumed": false, "result": null}),
-        )
+        None => Ok(Json(DecisionResult {
+            id: found.id,
+            decision: body.decision,
+            resumed: false,
+            result: None,
+        })
         .into_response()),
     }
 }
@@ -566,9 +663,8 @@ pub(crate) async fn chart(Body(body): Body<ChartRequest>) -> Api<Response> {
             chart.svg,
         )
             .into_response()),
-        None => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "nothing to chart: the rows need a numeric column and at least two rows",
+        None => Err(ApiError::Unprocessable(
+            "nothing to chart: the rows need a numeric column and at least two rows".to_owned(),
         )),
     }
 }

@@ -47,7 +47,7 @@ const MONTHS: &str = "jan feb mar apr may jun jul aug sep sept oct nov dec janua
                       august september october november december";
 
 /// The kind of chart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChartKind {
     /// Bars, grouped by label, one per series.
@@ -57,7 +57,7 @@ pub enum ChartKind {
 }
 
 /// A drawn chart.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Chart {
     /// The kind drawn.
     pub kind: ChartKind,

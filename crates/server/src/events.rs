@@ -1,11 +1,13 @@
-//! The events a client sees: the runner's events turned into the API's JSON events (see docs/server-api.md),
-//! sent to the client's stream as they happen and kept for the conversation's transcript.
+//! The events a client sees: the runner's events turned into the API's events ([`ServerEvent`], the typed
+//! wire contract of docs/server-api.md), sent to the client's stream as they happen and kept for the
+//! conversation's transcript.
 
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
 use steward_core::{Event, EventRecord, Observer, StreamDelta, ToolData};
 use tokio::sync::mpsc;
+
+use crate::wire::{ServerEvent, Table, parse_arguments, sql_of};
 
 /// The longest observation text sent to a client (the whole text stays in the run store).
 const MAX_OBSERVATION_CHARS: usize = 20_000;
@@ -15,12 +17,12 @@ const MAX_TABLE_ROWS: usize = 500;
 /// Forwards a run tree's events to a client and keeps them (but the streamed text pieces) for the transcript.
 pub(crate) struct Forwarder {
     conversation_id: String,
-    sender: mpsc::UnboundedSender<Value>,
-    kept: Mutex<Vec<Value>>,
+    sender: mpsc::UnboundedSender<ServerEvent>,
+    kept: Mutex<Vec<ServerEvent>>,
 }
 
 impl Forwarder {
-    pub(crate) fn new(conversation_id: &str, sender: mpsc::UnboundedSender<Value>) -> Self {
+    pub(crate) fn new(conversation_id: &str, sender: mpsc::UnboundedSender<ServerEvent>) -> Self {
         Self {
             conversation_id: conversation_id.to_owned(),
             sender,
@@ -28,8 +30,8 @@ impl Forwarder {
         }
     }
 
-    /// Sends a last event (answer, approval or error) and keeps it.
-    pub(crate) fn send(&self, event: Value) {
+    /// Sends an event and keeps it (a last event: answer, approval or error).
+    pub(crate) fn send(&self, event: ServerEvent) {
         if let Ok(mut kept) = self.kept.lock() {
             kept.push(event.clone());
         }
@@ -38,7 +40,7 @@ impl Forwarder {
     }
 
     /// The events kept so far.
-    pub(crate) fn kept(&self) -> Vec<Value> {
+    pub(crate) fn kept(&self) -> Vec<ServerEvent> {
         self.kept.lock().map(|k| k.clone()).unwrap_or_default()
     }
 }
@@ -47,13 +49,11 @@ impl Observer for Forwarder {
     fn on_event(&self, _event: &Event) {}
 
     fn on_record(&self, record: &EventRecord) {
-        let Some(mut event) = api_event(&record.event, &self.conversation_id) else {
+        let Some(event) = api_event(&record.event, &self.conversation_id) else {
             return;
         };
-        if let (Some(parent), Some(obj)) = (&record.parent_run_id, event.as_object_mut()) {
-            obj.insert("parent_run_id".into(), json!(parent));
-        }
-        if event["type"] == "delta" {
+        let event = event.with_parent(record.parent_run_id.clone());
+        if let ServerEvent::Delta { .. } = event {
             let _ = self.sender.send(event);
         } else {
             self.send(event);
@@ -62,54 +62,79 @@ impl Observer for Forwarder {
 }
 
 /// The API event of a runner event, if clients see it.
-pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<Value> {
+pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEvent> {
     Some(match event {
         Event::RunStarted {
             run_id,
             agent,
             input,
-        } => {
-            json!({"type": "run", "run_id": run_id, "agent": agent, "conversation_id": conversation_id, "input": input})
-        }
-        Event::ModelRequest { run_id, step, .. } => {
-            json!({"type": "step", "run_id": run_id, "step": step})
-        }
+        } => ServerEvent::Run {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            conversation_id: conversation_id.to_owned(),
+            agent: agent.clone(),
+            input: input.clone(),
+        },
+        Event::ModelRequest { run_id, step, .. } => ServerEvent::Step {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            step: *step,
+        },
         Event::ModelDelta {
             run_id,
             step,
             delta: StreamDelta::Text(text),
-        } => json!({"type": "delta", "run_id": run_id, "step": step, "text": text}),
+        } => ServerEvent::Delta {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            step: *step,
+            text: text.clone(),
+        },
         Event::ModelResponse {
             run_id,
             step,
             content: Some(text),
             tool_calls,
             ..
-        } if !tool_calls.is_empty() && !text.trim().is_empty() => {
-            json!({"type": "thought", "run_id": run_id, "step": step, "text": text})
-        }
+        } if !tool_calls.is_empty() && !text.trim().is_empty() => ServerEvent::Thought {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            step: *step,
+            text: text.clone(),
+        },
         Event::ToolCall { run_id, call } => {
-            let arguments = serde_json::from_str::<Value>(&call.arguments)
-                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-            let sql = ["sql", "query"]
-                .iter()
-                .find_map(|k| arguments.get(*k).and_then(Value::as_str))
-                .map(str::to_owned);
-            json!({"type": "tool_call", "run_id": run_id, "call_id": call.id, "tool": call.name,
-                   "arguments": arguments, "sql": sql})
+            let arguments = parse_arguments(&call.arguments);
+            ServerEvent::ToolCall {
+                run_id: run_id.clone(),
+                parent_run_id: None,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                sql: sql_of(&arguments),
+                arguments,
+            }
         }
         Event::ValidationError {
             run_id,
             call,
             rejection,
-        } => json!({"type": "rejected", "run_id": run_id, "call_id": call.id, "tool": call.name,
-                   "reason": rejection.observation}),
+        } => ServerEvent::Rejected {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            reason: rejection.observation.clone(),
+        },
         Event::ToolDenied {
             run_id,
             call,
             reason,
-        } => json!({"type": "rejected", "run_id": run_id, "call_id": call.id, "tool": call.name,
-                   "reason": reason}),
+        } => ServerEvent::Rejected {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            reason: reason.clone(),
+        },
         Event::ToolResult {
             run_id,
             call_id,
@@ -119,35 +144,57 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<Value> {
             data,
             ..
         } => {
-            let mut event = json!({"type": "observation", "run_id": run_id, "call_id": call_id,
-                "tool": tool, "content": cut(content), "is_error": is_error});
-            if let Some(ToolData::Table {
-                columns,
-                rows,
-                truncated,
-            }) = data
-            {
-                let shown = &rows[..rows.len().min(MAX_TABLE_ROWS)];
-                event["table"] = json!({"columns": columns, "rows": shown,
-                    "truncated": *truncated || rows.len() > shown.len()});
-                if let Some(chart) = crate::chart::chart(columns, shown, None) {
-                    event["chart"] = json!(chart);
+            let (table, chart) = match data {
+                Some(ToolData::Table {
+                    columns,
+                    rows,
+                    truncated,
+                }) => {
+                    let shown = &rows[..rows.len().min(MAX_TABLE_ROWS)];
+                    let chart = crate::chart::chart(columns, shown, None);
+                    let table = Table {
+                        columns: columns.clone(),
+                        rows: shown.to_vec(),
+                        truncated: *truncated || rows.len() > shown.len(),
+                    };
+                    (Some(table), chart)
                 }
+                _ => (None, None),
+            };
+            ServerEvent::Observation {
+                run_id: run_id.clone(),
+                parent_run_id: None,
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                content: cut(content),
+                is_error: *is_error,
+                table,
+                chart,
             }
-            event
         }
         Event::ApprovalDecided {
             run_id,
             call_id,
             approval,
-        } => json!({"type": "decided", "run_id": run_id, "call_id": call_id, "decision": approval}),
+        } => ServerEvent::Decided {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            call_id: call_id.clone(),
+            decision: approval.clone(),
+        },
         Event::Finished {
             run_id,
             usage,
             steps,
             ..
-        } => json!({"type": "usage", "run_id": run_id, "input_tokens": usage.input_tokens,
-                   "output_tokens": usage.output_tokens, "total_tokens": usage.total(), "steps": steps}),
+        } => ServerEvent::Usage {
+            run_id: run_id.clone(),
+            parent_run_id: None,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            total_tokens: usage.total(),
+            steps: *steps,
+        },
         _ => return None,
     })
 }

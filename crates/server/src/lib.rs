@@ -10,10 +10,15 @@
 //!
 //! Every request first passes the guardrails (`server.hosts` against DNS rebinding, the `Origin` and JSON-only
 //! state changes against cross-site requests); failed sign-ins are limited per client address.
+//!
+//! The events a run streams to clients are typed: [`wire::ServerEvent`], described in `/openapi.json`. The
+//! server logs through `tracing` (a span per request, with its method and path); the binary chooses the
+//! subscriber.
 
 mod api;
 pub mod auth;
 pub mod chart;
+mod error;
 mod events;
 mod guardrails;
 pub mod mcp;
@@ -21,6 +26,7 @@ mod openai;
 mod state;
 mod turns;
 mod ui;
+pub mod wire;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -36,9 +42,12 @@ use axum::routing::{get, post};
 use serde_json::json;
 use steward_app::App;
 use tokio::sync::{Semaphore, watch};
+use tower_http::trace::{DefaultOnFailure, DefaultOnRequest, DefaultOnResponse};
+use tracing::{Instrument as _, Level};
 use utoipa::OpenApi as _;
 
 pub use auth::{Caller, token_hash};
+pub use error::ServerError;
 pub use state::Settings;
 pub use steward_app::{ModelChoice, RunModels};
 
@@ -71,7 +80,10 @@ pub struct Server {
         api::list_approvals, api::decide, api::chart, api::runs, api::run, api::audit,
         openai::models, openai::chat_completions,
     ),
-    components(schemas(state::Settings)),
+    components(schemas(
+        state::Settings, state::ErrorBody, wire::ServerEvent, wire::ApprovalView, wire::Table,
+        wire::RunOutcome, chart::Chart, chart::ChartKind,
+    )),
     modifiers(&BearerAuth),
 )]
 struct ApiDoc;
@@ -146,12 +158,11 @@ async fn authenticate(
             .map(|c| c.0.ip()),
     );
     if let Err(wait) = shared.failures.check(client) {
-        let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("too many failed sign-ins from this address; try again in {wait} s"),
-        );
-        e.retry_after = Some(wait);
-        return e.into_response();
+        return ApiError::TooManyRequests {
+            message: format!("too many failed sign-ins from this address; try again in {wait} s"),
+            retry_after: wait,
+        }
+        .into_response();
     }
     let header = request
         .headers()
@@ -165,30 +176,29 @@ async fn authenticate(
     {
         Ok(caller) => caller,
         Err(refusal) => {
-            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            let error = if refusal.status == StatusCode::FORBIDDEN.as_u16() {
+                ApiError::Forbidden(refusal.message)
+            } else {
+                ApiError::Unauthorized(refusal.message)
+            };
             // Credentials that were sent and did not hold count; none sent (a first visit) does not.
-            if status == StatusCode::UNAUTHORIZED && header.is_some() {
+            if let ApiError::Unauthorized(_) = error
+                && header.is_some()
+            {
                 shared.failures.failed(client);
             }
-            let mut response = ApiError::new(status, refusal.message).into_response();
-            if status == StatusCode::UNAUTHORIZED {
-                response
-                    .headers_mut()
-                    .insert("www-authenticate", HeaderValue::from_static("Bearer"));
-            }
-            return response;
+            return error.into_response();
         }
     };
     if let Err(wait) = shared.rate.take(&caller.principal.name) {
-        let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
+        return ApiError::TooManyRequests {
+            message: format!(
                 "too many requests: {} a minute are allowed; try again in {wait} s",
                 shared.limits.requests_per_minute
             ),
-        );
-        e.retry_after = Some(wait);
-        return e.into_response();
+            retry_after: wait,
+        }
+        .into_response();
     }
     request.extensions_mut().insert(caller);
     next.run(request).await
@@ -196,7 +206,7 @@ async fn authenticate(
 
 impl Server {
     /// Builds a server: reads the config's `server:` section (tokens, OIDC, CORS, limits).
-    pub async fn new(options: ServerOptions) -> anyhow::Result<Self> {
+    pub async fn new(options: ServerOptions) -> Result<Self, ServerError> {
         let config = options.app.config();
         let limits = config
             .server
@@ -208,7 +218,7 @@ impl Server {
         let (stop_runs, stop_rx) = watch::channel(false);
         let instance = format!("{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
         let Some(store) = options.app.store().cloned() else {
-            anyhow::bail!("a server needs a run store: build its app with one (AppOptions::store)");
+            return Err(ServerError::NoStore);
         };
         let shared = Arc::new(Shared {
             app: options.app,
@@ -308,13 +318,26 @@ impl Server {
                     ]),
             );
         }
-        // Outermost: every route, the UI's files and CORS preflights included.
+        // Every route, the UI's files and CORS preflights included.
         let guardrails =
             guardrails::Guardrails::new(&shared.hosts, &cors, Some(local), shared.auth.required());
-        router.layer(axum::middleware::from_fn_with_state(
-            Arc::new(guardrails),
-            guardrails::check,
-        ))
+        router
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(guardrails),
+                guardrails::check,
+            ))
+            // Outermost: a span for every request, refused ones included.
+            .layer(
+                tower_http::trace::TraceLayer::new_for_http()
+                    .make_span_with(request_span)
+                    .on_request(DefaultOnRequest::new().level(Level::DEBUG))
+                    .on_response(
+                        DefaultOnResponse::new()
+                            .level(Level::DEBUG)
+                            .latency_unit(tower_http::LatencyUnit::Millis),
+                    )
+                    .on_failure(DefaultOnFailure::new().level(Level::WARN)),
+            )
     }
 
     /// Serves on `listener` until `shutdown` completes; then stops taking requests, waits up to `grace` for
@@ -324,9 +347,9 @@ impl Server {
         listener: tokio::net::TcpListener,
         grace: Duration,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), ServerError> {
         let shared = self.shared.clone();
-        let reaper = tokio::spawn(reap(shared.clone()));
+        let reaper = tokio::spawn(reap(shared.clone()).instrument(tracing::info_span!("reaper")));
         let (signalled_tx, signalled_rx) = watch::channel(false);
         let router = self.router(listener.local_addr()?);
         let stop_runs = self.stop_runs;
@@ -335,8 +358,8 @@ impl Server {
             async move {
                 shutdown.await;
                 let _ = signalled_tx.send(true);
-                eprintln!(
-                    "steward serve: shutting down; waiting up to {} s for {} run(s) in flight",
+                tracing::info!(
+                    "shutting down; waiting up to {} s for {} run(s) in flight",
                     grace.as_secs(),
                     shared.in_flight.count()
                 );
@@ -364,7 +387,7 @@ impl Server {
             .await
             .is_err()
         {
-            eprintln!("steward serve: some runs did not stop in time");
+            tracing::warn!("some runs did not stop in time");
         }
         reaper.abort();
         shared.store.close().await;
@@ -372,18 +395,34 @@ impl Server {
     }
 }
 
+/// The span of a request: its method and path (no headers, so no credentials). Its answer is logged at
+/// `DEBUG` (`RUST_LOG=tower_http=debug` shows each status and latency), a failure (a 5xx answer, a broken
+/// stream) at `WARN`.
+fn request_span(request: &Request) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+    )
+}
+
 /// Marks turns whose server stopped (their lease ran out) as failed, every few seconds.
 async fn reap(shared: Arc<Shared>) {
     let mut tick = tokio::time::interval(shared.renew_every());
     loop {
         tick.tick().await;
-        match shared.store.reap_expired(chrono::Utc::now()).await {
-            Ok(reaped) if !reaped.is_empty() => eprintln!(
-                "steward serve: {} conversation(s) whose server stopped mid-answer were marked failed",
+        match shared
+            .store
+            .reap_expired(chrono::Utc::now(), &shared.instance)
+            .await
+        {
+            Ok(reaped) if !reaped.is_empty() => tracing::warn!(
+                conversations = ?reaped,
+                "{} conversation(s) whose server stopped mid-answer were marked failed",
                 reaped.len()
             ),
             Ok(_) => {}
-            Err(e) => eprintln!("steward serve: checking leases failed: {e}"),
+            Err(e) => tracing::error!("checking leases failed: {e}"),
         }
     }
 }

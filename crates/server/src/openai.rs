@@ -18,6 +18,7 @@ use utoipa::ToSchema;
 use crate::auth::Caller;
 use crate::state::{ApiError, Body, Settings, Shared};
 use crate::turns::{self, Home};
+use crate::wire::ServerEvent;
 
 /// `POST /v1/chat/completions` (the fields Steward reads; others are ignored).
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,23 +55,24 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-fn error(status: axum::http::StatusCode, message: &str, kind: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"message": message, "type": kind, "param": null, "code": null}})),
-    )
-        .into_response()
-}
-
+/// An error as OpenAI's API answers one: `{"error": {"message", "type", "param", "code"}}`, with the status
+/// and headers (`Retry-After`) of the [`ApiError`].
 fn openai_error(e: ApiError) -> Response {
-    let kind = match e.status.as_u16() {
-        400 | 404 | 422 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        429 | 503 => "rate_limit_error",
+    e.log();
+    let kind = match &e {
+        ApiError::BadRequest(_)
+        | ApiError::NotFound(_)
+        | ApiError::Unprocessable(_)
+        | ApiError::PayloadTooLarge(_)
+        | ApiError::UnsupportedMediaType(_) => "invalid_request_error",
+        ApiError::Unauthorized(_) => "authentication_error",
+        ApiError::Forbidden(_) => "permission_error",
+        ApiError::TooManyRequests { .. } | ApiError::Unavailable { .. } => "rate_limit_error",
         _ => "api_error",
     };
-    error(e.status, &e.message, kind)
+    let body =
+        json!({"error": {"message": e.message(), "type": kind, "param": null, "code": null}});
+    (e.status(), e.headers(), Json(body)).into_response()
 }
 
 /// The agents the caller may run, as models.
@@ -156,9 +158,16 @@ async fn answer(
         let mut usage = json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0});
         let mut text = None;
         while let Some(event) = events.recv().await {
-            if event["type"] == "usage" && event.get("parent_run_id").is_none() {
-                usage = json!({"prompt_tokens": event["input_tokens"], "completion_tokens": event["output_tokens"],
-                               "total_tokens": event["total_tokens"]});
+            if let ServerEvent::Usage {
+                parent_run_id: None,
+                input_tokens,
+                output_tokens,
+                total_tokens,
+                ..
+            } = &event
+            {
+                usage = json!({"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
+                               "total_tokens": total_tokens});
             }
             if let Some(t) = final_text(&event) {
                 text = Some(t);
@@ -181,27 +190,18 @@ async fn answer(
     Ok(Sse::new(stream).into_response())
 }
 
-/// The text a final event gives the client: the answer, what waits for approval, or what went wrong.
-fn final_text(event: &Value) -> Option<String> {
-    match event["type"].as_str()? {
-        "answer" => event["content"].as_str().map(str::to_owned),
-        "error" if event.get("final") != Some(&Value::Bool(false)) => Some(format!(
-            "The run failed: {}",
-            event["message"].as_str().unwrap_or("unknown error")
-        )),
-        "approval" => {
-            let calls: Vec<String> = event["approvals"]
-                .as_array()
-                .into_iter()
-                .flatten()
+/// The text a last event gives the client: the answer, what waits for approval, or what went wrong.
+fn final_text(event: &ServerEvent) -> Option<String> {
+    match event {
+        ServerEvent::Answer { content, .. } => Some(content.clone()),
+        ServerEvent::Error { message, .. } => Some(format!("The run failed: {message}")),
+        ServerEvent::Approval { approvals, .. } => {
+            let calls: Vec<String> = approvals
+                .iter()
                 .map(|a| {
                     format!(
                         "- {} {} (approval {}): {} — decide with POST /api/approvals/{}",
-                        a["tool"].as_str().unwrap_or(""),
-                        a["arguments"],
-                        a["id"].as_str().unwrap_or(""),
-                        a["reason"].as_str().unwrap_or(""),
-                        a["id"].as_str().unwrap_or("")
+                        a.tool, a.arguments, a.id, a.reason, a.id
                     )
                 })
                 .collect();
@@ -251,17 +251,17 @@ fn async_stream(
                 let data = (s.chunk)(json!({}), Some("stop"));
                 return Some((Ok(SseEvent::default().data(data)), s));
             };
-            let top = event.get("parent_run_id").is_none();
-            match event["type"].as_str() {
-                Some("step") if top => s.step_text.clear(),
-                Some("delta") if top => {
-                    if let Some(text) = event["text"].as_str() {
-                        s.step_text.push_str(text);
-                        let data = (s.chunk)(json!({"content": text}), None);
-                        return Some((Ok(SseEvent::default().data(data)), s));
-                    }
+            let top = event.parent_run_id().is_none();
+            match &event {
+                ServerEvent::Step { .. } if top => s.step_text.clear(),
+                ServerEvent::Delta { text, .. } if top => {
+                    s.step_text.push_str(text);
+                    let data = (s.chunk)(json!({"content": text}), None);
+                    return Some((Ok(SseEvent::default().data(data)), s));
                 }
-                Some("thought" | "tool_call") if top && !s.step_text.is_empty() => {
+                ServerEvent::Thought { .. } | ServerEvent::ToolCall { .. }
+                    if top && !s.step_text.is_empty() =>
+                {
                     // Text the model wrote before calling tools was streamed; end it with a blank line.
                     s.step_text.clear();
                     let data = (s.chunk)(json!({"content": "\n\n"}), None);
@@ -269,10 +269,10 @@ fn async_stream(
                 }
                 _ => {
                     if let Some(text) = final_text(&event) {
-                        let rest = if event["type"] == "answer" && text.starts_with(&s.step_text) {
-                            text[s.step_text.len()..].to_owned()
-                        } else {
-                            text
+                        let answer = matches!(event, ServerEvent::Answer { .. });
+                        let rest = match text.strip_prefix(s.step_text.as_str()) {
+                            Some(rest) if answer => rest.to_owned(),
+                            _ => text,
                         };
                         s.step_text.clear();
                         if !rest.is_empty() {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use steward_app::store::{RunStore, StoreError};
@@ -210,12 +211,59 @@ impl Settings {
     }
 }
 
-/// An error answer: `{"error": message}` with a status.
-#[derive(Debug)]
-pub(crate) struct ApiError {
-    pub(crate) status: StatusCode,
-    pub(crate) message: String,
-    pub(crate) retry_after: Option<u64>,
+/// An error answer: `{"error": message}` with the status of its kind (and `Retry-After` when the client should
+/// wait, `WWW-Authenticate: Bearer` on 401).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ApiError {
+    /// 400: the request is wrong; the message says what to send.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no credentials, or credentials that do not hold.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 403: the caller may not do this, or the request came from a page of another origin.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: no such thing (or not the caller's to see).
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the thing is in a state that does not allow it now.
+    #[error("{0}")]
+    Conflict(String),
+    /// 413: the body is too large.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// 415: a state change whose body is not JSON.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 421: the request's `Host` is not one of the server's names.
+    #[error("{0}")]
+    Misdirected(String),
+    /// 422: a well-formed request that cannot be done (a JSON body of the wrong shape, nothing to chart).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// 429: too many requests, or too many failed sign-ins; try again in `retry_after` seconds.
+    #[error("{message}")]
+    TooManyRequests {
+        /// What the limit is.
+        message: String,
+        /// Seconds to wait (`Retry-After`).
+        retry_after: u64,
+    },
+    /// 503: the server cannot serve this now (its run slots are full, the run store failed).
+    #[error("{message}")]
+    Unavailable {
+        /// Why.
+        message: String,
+        /// Seconds to wait (`Retry-After`), when known.
+        retry_after: Option<u64>,
+    },
+    /// 502: something the server depends on (the model's provider) failed.
+    #[error("{0}")]
+    BadGateway(String),
+    /// 500: the server failed.
+    #[error("{0}")]
+    Internal(String),
 }
 
 /// The body of an error answer.
@@ -226,67 +274,141 @@ pub(crate) struct ErrorBody {
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            retry_after: None,
+    /// An error with the variant of `status` (the statuses of axum's body rejections: 400, 413, 415, 422;
+    /// anything else from 500 up is an internal error, the rest a bad request).
+    pub(crate) fn with_status(status: StatusCode, message: impl Into<String>) -> Self {
+        let message = message.into();
+        match status {
+            StatusCode::PAYLOAD_TOO_LARGE => Self::PayloadTooLarge(message),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::UnsupportedMediaType(message),
+            StatusCode::UNPROCESSABLE_ENTITY => Self::Unprocessable(message),
+            s if s.is_server_error() => Self::Internal(message),
+            _ => Self::BadRequest(message),
         }
     }
 
     pub(crate) fn bad(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
+        Self::BadRequest(message.into())
     }
 
     pub(crate) fn not_found(what: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, format!("there is no {what}"))
+        Self::NotFound(format!("there is no {what}"))
     }
 
     pub(crate) fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, message)
+        Self::Forbidden(message.into())
     }
 
     pub(crate) fn conflict(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, message)
+        Self::Conflict(message.into())
     }
 
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, message.to_string())
+        Self::Internal(message.to_string())
+    }
+
+    /// The answer's status.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Misdirected(_) => StatusCode::MISDIRECTED_REQUEST,
+            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The message (the answer's `error`).
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            Self::BadRequest(m)
+            | Self::Unauthorized(m)
+            | Self::Forbidden(m)
+            | Self::NotFound(m)
+            | Self::Conflict(m)
+            | Self::PayloadTooLarge(m)
+            | Self::UnsupportedMediaType(m)
+            | Self::Misdirected(m)
+            | Self::Unprocessable(m)
+            | Self::BadGateway(m)
+            | Self::Internal(m)
+            | Self::TooManyRequests { message: m, .. }
+            | Self::Unavailable { message: m, .. } => m,
+        }
+    }
+
+    /// Seconds the client should wait before trying again (`Retry-After`).
+    pub(crate) fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::TooManyRequests { retry_after, .. } => Some(*retry_after),
+            Self::Unavailable { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// The headers of the answer but the content type: `Retry-After`, and `WWW-Authenticate` on 401.
+    pub(crate) fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(seconds) = self.retry_after()
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+        {
+            headers.insert(RETRY_AFTER, value);
+        }
+        if let Self::Unauthorized(_) = self {
+            headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        headers
+    }
+
+    /// Says on the log what the operator should know: the server's own failures, and what it depends on.
+    pub(crate) fn log(&self) {
+        match self {
+            Self::Internal(message) => tracing::error!(status = 500, "{message}"),
+            Self::BadGateway(message) => tracing::warn!(status = 502, "{message}"),
+            Self::Unavailable { message, .. } => tracing::warn!(status = 503, "{message}"),
+            _ => {}
+        }
     }
 }
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NotFound(what) => Self::new(
-                StatusCode::NOT_FOUND,
-                format!("there is nothing with the id `{what}`"),
-            ),
-            StoreError::Ambiguous { .. } => Self::bad(e.to_string()),
-            other => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("the run store failed: {other}"),
-            ),
+            StoreError::NotFound(what) => {
+                Self::NotFound(format!("there is nothing with the id `{what}`"))
+            }
+            StoreError::Ambiguous { .. } => Self::BadRequest(e.to_string()),
+            other => Self::Unavailable {
+                message: format!("the run store failed: {other}"),
+                retry_after: None,
+            },
         }
     }
 }
 
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
-        let status = match e.kind() {
-            steward_app::ErrorKind::Invalid => StatusCode::BAD_REQUEST,
-            steward_app::ErrorKind::Forbidden => StatusCode::FORBIDDEN,
-            steward_app::ErrorKind::NotFound => StatusCode::NOT_FOUND,
-            steward_app::ErrorKind::Conflict => StatusCode::CONFLICT,
-            _ => match &e {
-                AppError::Model(_) => StatusCode::BAD_GATEWAY,
-                AppError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
+        if let AppError::Store(store) = e {
+            return store.into();
+        }
+        let message = e.to_string();
+        match e.kind() {
+            steward_app::ErrorKind::Invalid => Self::BadRequest(message),
+            steward_app::ErrorKind::Forbidden => Self::Forbidden(message),
+            steward_app::ErrorKind::NotFound => Self::NotFound(message),
+            steward_app::ErrorKind::Conflict => Self::Conflict(message),
+            _ => match e {
+                AppError::Model(_) => Self::BadGateway(message),
+                _ => Self::Internal(message),
             },
-        };
-        match e {
-            AppError::Store(store) => store.into(),
-            other => Self::new(status, other.to_string()),
         }
     }
 }
@@ -305,25 +427,22 @@ where
     async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
         match Json::<T>::from_request(request, state).await {
             Ok(Json(value)) => Ok(Self(value)),
-            Err(rejection) => Err(ApiError::new(rejection.status(), rejection.body_text())),
+            Err(rejection) => Err(ApiError::with_status(
+                rejection.status(),
+                rejection.body_text(),
+            )),
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (
-            self.status,
-            Json(ErrorBody {
-                error: self.message,
-            }),
-        )
-            .into_response();
-        if let Some(seconds) = self.retry_after
-            && let Ok(value) = seconds.to_string().parse()
-        {
-            response.headers_mut().insert("retry-after", value);
-        }
-        response
+        self.log();
+        let status = self.status();
+        let headers = self.headers();
+        let body = ErrorBody {
+            error: self.message().to_owned(),
+        };
+        (status, headers, Json(body)).into_response()
     }
 }

@@ -5,14 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use steward_app::store::PendingApproval;
+use serde::Deserialize as _;
+use serde_json::Value;
 use steward_app::{Surface, TurnOptions};
 use steward_core::{ApprovalRequest, Limits, Message, Outcome, Principal, Run, RunStatus};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tracing::Instrument as _;
 
 use crate::events::Forwarder;
 use crate::state::{ApiError, InFlight, Settings, Shared};
+use crate::wire::{ApprovalView, RunOutcome, ServerEvent};
 
 /// A turn of the run service, with the client's stream and the run slot it holds.
 pub(crate) struct Turn {
@@ -24,7 +26,7 @@ pub(crate) struct Turn {
 }
 
 /// The events of a turn, as the client reads them.
-pub(crate) type Events = mpsc::UnboundedReceiver<Value>;
+pub(crate) type Events = mpsc::UnboundedReceiver<ServerEvent>;
 
 /// Where a turn's outcome goes: a conversation (leased), or nowhere but the client (the OpenAI facade).
 #[derive(Clone)]
@@ -66,17 +68,17 @@ pub(crate) async fn assemble(
 ) -> Result<(Turn, Events), ApiError> {
     let app = &shared.app;
     app.check_agent(principal, agent)?;
-    let slot = shared.run_slots.clone().try_acquire_owned().map_err(|_| {
-        let mut e = ApiError::new(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            format!(
+    let slot = shared
+        .run_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Unavailable {
+            message: format!(
                 "this server is running its most runs at once ({}); try again shortly",
                 shared.limits.concurrent_runs
             ),
-        );
-        e.retry_after = Some(1);
-        e
-    })?;
+            retry_after: Some(1),
+        })?;
     let models = app
         .models(
             &shared.choice,
@@ -87,10 +89,7 @@ pub(crate) async fn assemble(
         .await
         .map_err(|e| match e {
             steward_app::AppError::Invalid(_) => ApiError::bad(e.to_string()),
-            other => ApiError::new(
-                axum::http::StatusCode::BAD_GATEWAY,
-                format!("cannot set up the model: {other}"),
-            ),
+            other => ApiError::BadGateway(format!("cannot set up the model: {other}")),
         })?;
     let (sender, receiver) = mpsc::unbounded_channel();
     let forwarder = Arc::new(Forwarder::new(home.id(), sender));
@@ -129,12 +128,22 @@ pub(crate) fn inherited(messages: &[steward_app::store::ConversationMessage]) ->
         .iter()
         .filter_map(|m| m.events.as_ref())
         .find_map(|events| {
-            events
-                .as_array()?
+            kept_events(events)
                 .iter()
-                .find_map(|e| e.get("tainted_by").and_then(Value::as_str))
-                .map(str::to_owned)
+                .find_map(|e| e.tainted_by().map(str::to_owned))
         })
+}
+
+/// The events a conversation keeps for an answer, as the contract reads them (an event this server does not
+/// know is left out).
+pub(crate) fn kept_events(events: &Value) -> Vec<ServerEvent> {
+    match events {
+        Value::Array(events) => events
+            .iter()
+            .filter_map(|e| ServerEvent::deserialize(e).ok())
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 impl Turn {
@@ -168,10 +177,14 @@ pub(crate) fn history(
 /// even when the client went away. Returns at once.
 pub(crate) fn spawn(shared: Arc<Shared>, turn: Turn, run: Run, home: Home) {
     let guard = InFlight::enter(&shared);
-    tokio::spawn(async move {
-        let _guard = guard;
-        drive(&shared, turn, run, home).await;
-    });
+    let span = tracing::info_span!("turn", run_id = %run.id(), conversation = %home.id());
+    tokio::spawn(
+        async move {
+            let _guard = guard;
+            drive(&shared, turn, run, home).await;
+        }
+        .instrument(span),
+    );
 }
 
 /// Why driving stopped before the run did.
@@ -219,8 +232,15 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
         Err(Stopped::LostLease) => {
             turn.turn.runner().cancel(&mut run);
             let _ = turn.turn.flush().await;
-            turn.forwarder.send(json!({"type": "error", "run_id": run.id(), "outcome": "interrupted",
-                "message": "this server lost the conversation to another one (its lease ran out), so the run was stopped; send the message again"}));
+            tracing::warn!(
+                "the conversation's lease was lost to another server; the run was stopped"
+            );
+            turn.forwarder.send(ServerEvent::error(
+                run.id(),
+                RunOutcome::Interrupted,
+                "this server lost the conversation to another one (its lease ran out), so the run was stopped; \
+                 send the message again",
+            ));
             return;
         }
     };
@@ -237,7 +257,7 @@ fn run_id_of<'a>(_home: &Home, turn: &'a Turn) -> &'a str {
 /// client acting on it — deciding an approval, posting again — finds the conversation settled).
 async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus, home: &Home) {
     let mut saved_at = None;
-    let (mut event, state, text) = match status {
+    let (event, state, text) = match status {
         RunStatus::AwaitingApproval(requests) => match wait(turn, run, &requests, home).await {
             Ok((event, at)) => {
                 saved_at = Some(at);
@@ -246,24 +266,31 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             Err(e) => {
                 let message = format!(
                     "the run waits for approval but could not be saved: {}",
-                    e.message
+                    e.message()
                 );
+                tracing::error!("{message}");
                 (
-                    json!({"type": "error", "run_id": run.id(), "outcome": "failed", "message": message}),
+                    ServerEvent::error(run.id(), RunOutcome::Failed, message.clone()),
                     "failed",
                     message,
                 )
             }
         },
         RunStatus::Done(Outcome::Answered { answer }) => (
-            json!({"type": "answer", "run_id": run.id(), "outcome": "answered", "content": answer}),
+            ServerEvent::Answer {
+                run_id: run.id().to_owned(),
+                parent_run_id: None,
+                outcome: RunOutcome::Answered,
+                content: answer.clone(),
+                tainted_by: None,
+            },
             "idle",
             answer,
         ),
         RunStatus::Done(outcome) => {
             let message = outcome.to_string();
             (
-                json!({"type": "error", "run_id": run.id(), "outcome": outcome.name(), "message": message}),
+                ServerEvent::error(run.id(), RunOutcome::from(&outcome), message.clone()),
                 "idle",
                 message,
             )
@@ -271,18 +298,17 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
         _ => {
             let message = "the run stopped for an unknown reason".to_owned();
             (
-                json!({"type": "error", "run_id": run.id(), "outcome": "failed", "message": message}),
+                ServerEvent::error(run.id(), RunOutcome::Failed, message.clone()),
                 "failed",
                 message,
             )
         }
     };
-    if let Some(by) = turn.turn.tainted_by() {
-        event["tainted_by"] = json!(by);
-    }
+    let mut event = event.tainted(turn.turn.tainted_by());
     if let Home::Conversation(id) = home {
         let mut events = turn.forwarder.kept();
         events.push(event.clone());
+        let events = serde_json::to_value(&events).unwrap_or_else(|_| Value::Array(Vec::new()));
         let ended = shared
             .store
             .end_turn(
@@ -290,7 +316,7 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
                 &shared.instance,
                 run.id(),
                 state,
-                Some((&text, &Value::Array(events))),
+                Some((&text, &events)),
             )
             .await;
         if !matches!(ended, Ok(true)) {
@@ -299,11 +325,14 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             if let Some(at) = saved_at {
                 let _ = shared.store.claim_resume(run.id(), at).await;
             }
-            event = json!({"type": "error", "run_id": run.id(), "outcome": "interrupted",
-            "message": match ended {
-                Ok(_) => "the conversation was taken over by another server before this turn ended; send the message again".to_owned(),
+            let message = match ended {
+                Ok(_) => "the conversation was taken over by another server before this turn ended; send the \
+                          message again"
+                    .to_owned(),
                 Err(e) => format!("the turn could not be saved: {e}"),
-            }});
+            };
+            tracing::warn!("{message}");
+            event = ServerEvent::error(run.id(), RunOutcome::Interrupted, message);
         }
     }
     turn.forwarder.send(event);
@@ -323,42 +352,28 @@ async fn wait(
     run: &Run,
     requests: &[ApprovalRequest],
     home: &Home,
-) -> Result<(Value, chrono::DateTime<chrono::Utc>), ApiError> {
+) -> Result<(ServerEvent, chrono::DateTime<chrono::Utc>), ApiError> {
     let parked = turn.turn.park(run, requests).await?;
     let conversation = match home {
         Home::Conversation(id) => Some(id.as_str()),
         Home::Detached => None,
     };
-    let approvals: Vec<Value> = parked
+    let approvals: Vec<ApprovalView> = parked
         .pending
         .approvals
         .iter()
         .filter(|a| parked.ids.contains(&a.id))
-        .map(|a| approval_json(a, conversation))
+        .map(|a| ApprovalView::of(a, conversation))
         .collect();
     Ok((
-        json!({"type": "approval", "run_id": run.id(), "approvals": approvals}),
+        ServerEvent::Approval {
+            run_id: run.id().to_owned(),
+            parent_run_id: None,
+            approvals,
+            tainted_by: None,
+        },
         parked.pending.saved_at,
     ))
-}
-
-/// An approval as the API shows it.
-pub(crate) fn approval_json(a: &PendingApproval, conversation_id: Option<&str>) -> Value {
-    let arguments = serde_json::from_str::<Value>(&a.arguments)
-        .unwrap_or_else(|_| Value::String(a.arguments.clone()));
-    json!({
-        "id": a.id,
-        "run_id": a.run_id,
-        "conversation_id": conversation_id,
-        "call_id": a.call_id,
-        "tool": a.tool,
-        "arguments": arguments,
-        "reason": a.reason,
-        "preview": a.preview,
-        "created_at": a.requested_at,
-        "decision": a.decision,
-        "decided_by": a.decided_by,
-    })
 }
 
 /// Records `approval` of the waiting call `approval_id` by `by`, and once every call its run waits for is
@@ -464,9 +479,9 @@ pub(crate) async fn decide(
     let mut run = pending.run.clone();
     for (call_id, decision) in decisions {
         if let Err(e) = turn.turn.apply(&mut run, vec![(call_id.clone(), decision)]) {
-            eprintln!(
-                "steward serve: the decision on {call_id} of run {} was not applied: {e}",
-                run.id()
+            tracing::warn!(
+                run_id = %run.id(),
+                "the decision on {call_id} was not applied: {e}"
             );
         }
     }

@@ -8,7 +8,8 @@ mod common;
 
 use common::*;
 use jsonwebtoken::Algorithm;
-use serde_json::json;
+use serde_json::{Value, json};
+use steward_server::wire::ServerEvent;
 
 #[tokio::test]
 async fn missing_or_bad_credentials_are_401_and_a_role_without_permission_is_403() {
@@ -141,6 +142,18 @@ async fn a_conversation_streams_its_answer_and_keeps_its_history() {
     assert_eq!(last["type"], "answer", "{text}");
     assert!(last["content"].as_str().unwrap().starts_with("echo: first"));
     assert!(first.iter().any(|e| e["type"] == "usage"));
+    // Every event is one of the contract's, named on its `event:` line as in its `type`.
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(names.len(), first.len(), "{text}");
+    for (name, event) in names.iter().zip(&first) {
+        let typed: ServerEvent = serde_json::from_value(event.clone())
+            .unwrap_or_else(|e| panic!("{event} is not a ServerEvent: {e}"));
+        assert_eq!(typed.kind(), *name);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), *event);
+    }
 
     let (_, text) = s
         .call(
@@ -165,6 +178,19 @@ async fn a_conversation_streams_its_answer_and_keeps_its_history() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    // The answers keep their events (but the streamed text pieces), as the contract has them.
+    let kept: Vec<ServerEvent> =
+        serde_json::from_value(conversation["messages"][1]["events"].clone()).unwrap();
+    assert!(
+        matches!(kept.first(), Some(ServerEvent::Run { .. })),
+        "{kept:?}"
+    );
+    assert!(
+        matches!(kept.last(), Some(ServerEvent::Answer { .. })),
+        "{kept:?}"
+    );
+    assert!(!kept.iter().any(|e| matches!(e, ServerEvent::Delta { .. })));
+    assert_eq!(conversation["messages"][0]["events"], Value::Null);
     assert_eq!(conversation["settings"]["temperature"], 0.5);
     assert_eq!(conversation["title"], "first");
 
@@ -350,6 +376,61 @@ async fn the_openapi_document_lists_the_routes() {
             "{route} missing from /openapi.json"
         );
     }
+    // Every event of the stream is described, with its fields.
+    let schemas = &doc["components"]["schemas"];
+    let kinds: Vec<(String, &Value)> = schemas["ServerEvent"]["oneOf"]
+        .as_array()
+        .expect("ServerEvent is one of several schemas")
+        .iter()
+        .map(|variant| {
+            let kind = variant["properties"]["type"]["enum"][0]
+                .as_str()
+                .unwrap_or_else(|| panic!("{variant}"))
+                .to_owned();
+            (kind, variant)
+        })
+        .collect();
+    let names: Vec<&str> = kinds.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "run",
+            "step",
+            "delta",
+            "thought",
+            "tool_call",
+            "observation",
+            "rejected",
+            "decided",
+            "usage",
+            "approval",
+            "answer",
+            "error"
+        ]
+    );
+    for (kind, variant) in &kinds {
+        let required: Vec<&str> = variant["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(required.contains(&"type"), "{kind}: {variant}");
+        assert!(
+            variant["properties"].get("run_id").is_some()
+                && variant["properties"].get("parent_run_id").is_some(),
+            "{kind}: {variant}"
+        );
+    }
+    for schema in ["ApprovalView", "Table", "Chart", "RunOutcome", "ErrorBody"] {
+        assert!(schemas.get(schema).is_some(), "{schema} missing");
+    }
+    let stream = &doc["paths"]["/api/conversations/{id}/messages"]["post"]["responses"]["200"];
+    assert_eq!(
+        stream["content"]["text/event-stream"]["schema"]["$ref"],
+        "#/components/schemas/ServerEvent",
+        "{stream}"
+    );
 }
 
 #[tokio::test]

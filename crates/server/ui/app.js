@@ -6,6 +6,13 @@
 const $ = (id) => document.getElementById(id);
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const NUMBER_SETTINGS = ['temperature', 'max_tokens', 'history', 'max_actions'];
+// A conversation's `status` (docs/server-api.md): idle, running, waiting or failed; idle needs no note.
+const STATUS_NOTES = { running: 'answering', waiting: 'waiting for approval', failed: 'last answer failed' };
+// The `outcome` of an `error` event, as its card's label.
+const OUTCOMES = {
+  max_steps: 'Step limit reached', token_budget: 'Token budget used up', time_limit: 'Time limit reached',
+  model_failed: 'Model failed', cancelled: 'Cancelled', interrupted: 'Interrupted', failed: 'Failed',
+};
 const state = { token: load('token', null), me: null, conversation: null, conversations: [], busy: false, follow: true };
 
 function load(key, fallback) {
@@ -50,7 +57,8 @@ async function errorText(response) {
   try {
     text = await response.text();
     const json = JSON.parse(text);
-    text = typeof json.error === 'string' ? json.error : (json.error && json.error.message) || json.message || text;
+    // The API answers errors as {"error": message} (docs/server-api.md).
+    if (typeof json.error === 'string') text = json.error;
   } catch { /* not JSON: the text as it came */ }
   const what = { 401: 'Not signed in', 403: 'Not allowed', 413: 'Too large', 429: 'Too many requests', 503: 'The server is busy' }[response.status];
   return [what || `Error ${response.status}`, String(text || '').slice(0, 500)].filter(Boolean).join(': ');
@@ -223,10 +231,9 @@ function chartView(chart) {
 }
 
 const pretty = (value) => typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-/** A tool's arguments: SQL highlighted, the rest as JSON. */
+/** A call's arguments: its `sql` (the field the server sets on tool_call events and approvals) highlighted, the rest as JSON. */
 function argumentsView(args, sql) {
   const rest = args && typeof args === 'object' && !Array.isArray(args) ? { ...args } : args;
-  if (typeof sql !== 'string' && rest && typeof rest.sql === 'string') sql = rest.sql;
   if (typeof sql === 'string' && rest && typeof rest === 'object') for (const k of Object.keys(rest)) if (rest[k] === sql) delete rest[k];
   const empty = rest === undefined || rest === null || (typeof rest === 'object' && Object.keys(rest).length === 0);
   return [typeof sql === 'string' ? sqlView(sql) : null, empty ? null : el('pre', { class: 'code json' }, el('code', { text: pretty(rest) }))];
@@ -323,15 +330,15 @@ class Turn {
           break;
         }
         this.dropDrafts();
-        this.add(el('div', { class: 'answer' }, markdown(e.content),
-          e.outcome && !/^(answered|completed?|done|success|ok)$/i.test(e.outcome) ? el('p', { class: 'outcome muted small', text: `Outcome: ${e.outcome}` }) : null), e);
+        this.add(el('div', { class: 'answer' }, markdown(e.content)), e);
         this.end(e, 'Answer ready.');
         break;
       case 'error':
         this.dropDrafts();
-        this.add(card('error', 'Error', null, el('p', { text: e.message || 'The run failed.' })), e);
+        this.add(card('error', OUTCOMES[e.outcome] || 'Error', null, el('p', { text: e.message || 'The run failed.' })), e);
         this.end(e, 'The run failed.');
         break;
+      case 'decided': // the approval card already says what was decided
       default:
         break;
     }
@@ -356,9 +363,10 @@ function approvalCard(a, active) {
   const buttons = el('div', { class: 'actions' }, approve, deny);
   const node = card('approval', 'Needs approval', a.tool,
     a.reason ? el('p', { class: 'reason', text: a.reason }) : null,
-    argumentsView(a.arguments),
-    a.preview ? el('div', { class: 'preview' }, el('p', { class: 'muted small', text: 'Preview' }),
-      /^\s*(select|insert|update|delete|with|merge|replace)\b/i.test(a.preview) ? sqlView(a.preview) : el('pre', { class: 'code' }, el('code', { text: a.preview }))) : null,
+    argumentsView(a.arguments, a.sql),
+    // The preview is plain text (what the call would do), never SQL to highlight.
+    typeof a.preview === 'string' ? el('div', { class: 'preview' }, el('p', { class: 'muted small', text: 'Preview' }),
+      el('pre', { class: 'code' }, el('code', { text: a.preview }))) : null,
     active ? [buttons, denyForm] : null, status);
   node.dataset.approval = a.id;
   if (!active) { status.textContent = 'Decided.'; node.classList.add('decided'); }
@@ -412,11 +420,10 @@ function renderConversations() {
   list.replaceChildren(...state.conversations.map((c) => {
     const current = c.id === state.conversation;
     const title = c.title || 'Untitled';
-    const waiting = /wait|approv|pending/i.test(c.status || '');
     return el('li', { class: current ? 'current' : null },
       el('button', { type: 'button', class: 'open', 'aria-current': current ? 'true' : null, onclick: () => openConversation(c.id) },
         el('span', { class: 'name', text: title }),
-        el('span', { class: 'meta muted small', text: [when(c.updated_at || c.created_at), waiting ? 'waiting for approval' : ''].filter(Boolean).join(' · ') })),
+        el('span', { class: 'meta muted small', text: [when(c.updated_at || c.created_at), STATUS_NOTES[c.status]].filter(Boolean).join(' · ') })),
       el('button', { type: 'button', class: 'ghost delete', 'aria-label': `Delete “${title}”`, title: 'Delete', onclick: () => removeConversation(c) }, '×'));
   }));
   if (!state.conversations.length) list.append(el('li', { class: 'none muted small', text: 'No conversations yet.' }));
@@ -439,7 +446,10 @@ async function openConversation(id) {
       if (m.role === 'user') { addUser(m.content); continue; }
       const turn = new Turn(true, pending);
       if (Array.isArray(m.events) && m.events.length) {
-        for (const e of m.events) { turn.handle(e); for (const a of e.approvals || []) shown.add(a.id); }
+        for (const e of m.events) {
+          turn.handle(e);
+          if (e.type === 'approval') for (const a of e.approvals) shown.add(a.id);
+        }
         if (!turn.finished && m.content) turn.handle({ type: 'answer', content: m.content });
       } else turn.handle({ type: 'answer', content: m.content });
     }

@@ -420,13 +420,20 @@ impl RunStore {
     }
 
     /// Marks every turn whose lease ran out before `now` as failed, with a message saying its server stopped;
-    /// returns the conversations marked.
-    pub async fn reap_expired(&self, now: DateTime<Utc>) -> Result<Vec<String>, StoreError> {
+    /// returns the conversations marked. The turns of `alive` (the instance reaping, whose turns are still
+    /// being driven: their leases ran out only because the store could not be reached to renew them) are
+    /// left alone.
+    pub async fn reap_expired(
+        &self,
+        now: DateTime<Utc>,
+        alive: &str,
+    ) -> Result<Vec<String>, StoreError> {
         let rows = self
             .pool
             .fetch(
-                "SELECT id FROM conversations WHERE status = 'running' AND lease_until < $1",
-                vec![Arg::from(now)],
+                "SELECT id FROM conversations WHERE status = 'running' AND lease_until < $1 \
+                 AND (lease_owner IS NULL OR lease_owner <> $2)",
+                vec![Arg::from(now), Arg::from(alive)],
             )
             .await?;
         let mut reaped = Vec::new();

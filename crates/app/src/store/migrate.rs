@@ -49,6 +49,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0006_context.sql"),
         postgres: include_str!("migrations/postgres_0006_context.sql"),
     },
+    Migration {
+        version: 7,
+        sqlite: include_str!("migrations/sqlite_0007_run_owner.sql"),
+        postgres: include_str!("migrations/postgres_0007_run_owner.sql"),
+    },
 ];
 
 /// The schema version this build writes.

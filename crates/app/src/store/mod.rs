@@ -2,14 +2,17 @@
 //! in SQLite by default (one file in the user's data directory) or PostgreSQL by URL.
 //!
 //! A [`StoreObserver`] attached to a runner writes each event as it happens, so a process that dies mid-run
-//! leaves the run stored up to its last event (listed as `incomplete`). [`RunStore::list`] and
+//! leaves the run stored up to its last event; whoever opens the store next on the same host marks it
+//! [`DIED`] (see `owner.rs`). A write that fails is kept and tried again until the store answers (see
+//! `writer.rs`). [`RunStore::list`] and
 //! [`RunStore::get`] read runs back; a stored run's events parse back into [`EventRecord`]s, so any trace
 //! renderer can replay them.
 //!
 //! The schema is created and upgraded by migrations embedded in the binary (see `migrate.rs`):
 //! - `runs`: one row per run; `root_id` is the top run of the tree (its own id for a top run), `outcome` the
-//!   outcome's name and `outcome_json` the whole outcome (NULL while the run has not ended), token counts and
-//!   `steps` the run's own, `cost_usd` NULL when the price is unknown;
+//!   outcome's name and `outcome_json` the whole outcome (NULL while the run has not ended; `outcome` is
+//!   [`DIED`] and `outcome_json` NULL for a run whose process died), token counts and `steps` the run's own,
+//!   `cost_usd` NULL when the price is unknown, `owner` the process that writes it;
 //! - `events`: `(run_id, seq)` with `seq` counted across the whole tree, so ordering a tree's events by `seq`
 //!   gives the order they happened in; `record` is the [`EventRecord`] as JSON;
 //! - `tool_calls`: one row per call (refused calls included), with its raw arguments and its result;
@@ -19,11 +22,13 @@
 //! Provider errors in outcomes and tool diagnostics are stored with URL secrets redacted.
 
 mod audit;
+mod backlog;
 mod conversations;
 mod engine;
 mod health;
 mod migrate;
 mod observer;
+mod owner;
 mod pending;
 mod query;
 mod sqlite_pool;
@@ -32,6 +37,8 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -45,7 +52,7 @@ use steward_core::{EventRecord, Outcome, Usage};
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
 pub use conversations::{Conversation, ConversationMessage, Deleted, TurnRefused};
 pub use health::{StoreFault, StoreFaultKind};
-pub use observer::{CostFn, Recording, StoreObserver};
+pub use observer::{CostFn, FLUSH_WAIT, Recording, StoreObserver};
 pub use pending::{PendingApproval, PendingRun, RunContext};
 
 use engine::{Pool, one_line};
@@ -127,8 +134,9 @@ pub struct RunSummary {
     pub finished_at: Option<DateTime<Utc>>,
     /// When its last event (of any run in its tree) happened.
     pub last_event_at: DateTime<Utc>,
-    /// The outcome's name (`answered`, `max_steps`, …), or `incomplete` for a run that has not ended: still
-    /// going, waiting for approval, or its process died.
+    /// The outcome's name (`answered`, `max_steps`, …), [`DIED`] for a run whose process died before it
+    /// ended, or [`INCOMPLETE`] for a run that has not ended: still going, waiting for approval, or its process
+    /// died and no one opened the store on its host since.
     pub outcome: String,
     /// Model calls, sub-runs included.
     pub steps: u64,
@@ -145,10 +153,19 @@ pub struct RunSummary {
 /// The outcome name of a run that has not ended.
 pub const INCOMPLETE: &str = "incomplete";
 
+/// The outcome name of a run whose process died before it ended (marked when the store is opened next on its
+/// host: see [`RunStore::mark_died`]).
+pub const DIED: &str = "died";
+
 impl RunSummary {
-    /// True once the run has ended.
+    /// True once the run has ended: with an outcome, or because its process died.
     pub fn is_complete(&self) -> bool {
         self.outcome != INCOMPLETE
+    }
+
+    /// True when its process died before it ended.
+    pub fn died(&self) -> bool {
+        self.outcome == DIED
     }
 
     /// From its start to its end, or to its last event when it has not ended.
@@ -176,8 +193,11 @@ pub struct StoredRun {
     pub finished_at: Option<DateTime<Utc>>,
     /// When the last event of its tree was written (kept on top runs).
     pub last_event_at: DateTime<Utc>,
-    /// How it ended; `None` while it has not.
+    /// How it ended; `None` while it has not, and for a run whose process died.
     pub outcome: Option<Outcome>,
+    /// True when its process died before it ended (see [`RunStore::mark_died`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub died: bool,
     /// Its own model calls.
     pub steps: u64,
     /// Its own tokens.
@@ -229,6 +249,8 @@ pub struct RunDetail {
 pub struct RunStore {
     pool: Pool,
     shown: String,
+    /// Set by [`RunStore::close`] (for every clone).
+    closed: Arc<AtomicBool>,
 }
 
 /// Where the store lives by default: `<data dir>/steward/store.sqlite` (see [`crate::data_dir`]).
@@ -238,7 +260,9 @@ pub fn default_path() -> PathBuf {
 
 impl RunStore {
     /// Opens (creating when needed) the store at `url`: `sqlite://path`, `postgres://…`, or, for `None`, the
-    /// SQLite file at [`default_path`]. The schema is brought up to date.
+    /// SQLite file at [`default_path`]. The schema is brought up to date, and the runs of processes of this
+    /// host that died are marked [`DIED`] ([`RunStore::mark_died`]; best effort: a failure there leaves them
+    /// for the next open).
     pub async fn open(url: Option<&str>) -> Result<Self, StoreError> {
         let url = url.map(str::trim).filter(|u| !u.is_empty());
         let Some(url) = url else {
@@ -371,7 +395,14 @@ impl RunStore {
                 other => other,
             });
         }
-        Ok(Self { pool, shown })
+        let store = Self {
+            pool,
+            shown,
+            closed: Arc::default(),
+        };
+        // Best effort: the store opened, and runs not marked now are marked by the next open.
+        let _ = store.mark_died().await;
+        Ok(store)
     }
 
     /// The store's URL, secrets redacted.
@@ -386,6 +417,12 @@ impl RunStore {
 
     /// Closes the store's connections (handles cloned from this one close too).
     pub async fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         self.pool.close().await;
+    }
+
+    /// True once [`RunStore::close`] was called on this handle or a clone.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
     }
 }

@@ -1,6 +1,7 @@
 //! The observer that writes runs to the store as they happen.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use steward_core::{Event, EventRecord, Observer, Principal, Usage};
 use steward_llm::PriceTable;
@@ -12,10 +13,17 @@ use super::{RunStore, StoreError};
 /// unknown.
 pub type CostFn = Arc<dyn Fn(&str, Usage) -> Option<f64> + Send + Sync>;
 
+/// How long [`StoreObserver::flush`] waits for records that the store could not take yet.
+pub const FLUSH_WAIT: Duration = Duration::from_secs(10);
+
 /// What the observer sends its writer, in order.
 pub(crate) enum Message {
     Record(Box<EventRecord>),
-    Flush(oneshot::Sender<()>),
+    /// Answer once everything sent before is written, or, while the store cannot be written, at the deadline.
+    Flush {
+        done: oneshot::Sender<Result<(), StoreError>>,
+        deadline: tokio::time::Instant,
+    },
 }
 
 /// What every run an observer stores is recorded with: its model, who it is for, where it came from, and how
@@ -64,24 +72,79 @@ impl Recording {
     }
 }
 
-/// What the observer and its writer share: the first error.
+/// What the observer and its writer share: what was lost, and why what is held is not written yet.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    error: Mutex<Option<StoreError>>,
+    errors: Mutex<Errors>,
+}
+
+#[derive(Debug, Default)]
+struct Errors {
+    /// Records given up for good.
+    lost: u64,
+    /// The first reason records were given up (or the writer stopped).
+    first_lost: Option<StoreError>,
+    /// Why the records held now are not written yet, and how many there are.
+    waiting: Option<(StoreError, usize)>,
+}
+
+/// The message of an error, without the prefix its display adds.
+fn detail(error: &StoreError) -> String {
+    match error {
+        StoreError::Database(message) => message.clone(),
+        other => other.to_string(),
+    }
 }
 
 impl Shared {
-    /// Keeps `error` unless an earlier one is kept already.
-    pub(crate) fn fail(&self, error: StoreError) {
-        let mut slot = self.error.lock().unwrap_or_else(PoisonError::into_inner);
-        slot.get_or_insert(error);
+    fn errors(&self) -> std::sync::MutexGuard<'_, Errors> {
+        self.errors.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `count` records were given up because of `error` (the first such error is kept, with the count).
+    pub(crate) fn lose(&self, count: u64, error: StoreError) {
+        let mut errors = self.errors();
+        errors.lost += count;
+        errors.first_lost.get_or_insert(error);
+    }
+
+    /// Why the `held` records held now are not written yet; `None` once the store takes writes again.
+    pub(crate) fn waiting(&self, why: Option<(StoreError, usize)>) {
+        self.errors().waiting = why;
+    }
+
+    /// What was given up, as one error: the first reason, with how many records.
+    pub(crate) fn lost(&self) -> Option<StoreError> {
+        let errors = self.errors();
+        let first = errors.first_lost.clone()?;
+        Some(match first {
+            StoreError::Database(message) if errors.lost > 0 => StoreError::Database(format!(
+                "{message} ({} record{} of the run not written)",
+                errors.lost,
+                if errors.lost == 1 { "" } else { "s" }
+            )),
+            other => other,
+        })
+    }
+
+    /// Why records are held and not written yet, when they are.
+    pub(crate) fn unwritten(&self) -> Option<StoreError> {
+        let errors = self.errors();
+        let (error, held) = errors.waiting.as_ref()?;
+        Some(StoreError::Database(format!(
+            "{held} {} not written yet: {}; they are kept and written in order once the store takes writes \
+             again, while this process runs",
+            if *held == 1 {
+                "record of the run is"
+            } else {
+                "records of the run are"
+            },
+            detail(error)
+        )))
     }
 
     fn error(&self) -> Option<StoreError> {
-        self.error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.lost().or_else(|| self.unwritten())
     }
 }
 
@@ -91,8 +154,12 @@ impl Shared {
 ///
 /// Observers are called synchronously by the runner, so records go over an unbounded channel to one writer
 /// task that writes them in order (several at a time, in one transaction, when they come quickly). Reporting a
-/// record never blocks the run and never fails it: the first write error is kept for [`StoreObserver::error`]
-/// and [`StoreObserver::flush`]. Call [`StoreObserver::flush`] before the process ends.
+/// record never blocks the run and never fails it. When the store cannot be written (unreachable, read-only,
+/// locked), the records are kept and tried again in order, with backoff, until they are written: all the
+/// observers of a process keep at most 5,000 records and 8 MiB together, and drop what does not fit. A record
+/// the store refuses while it takes others is dropped alone. What was dropped is counted in
+/// [`StoreObserver::error`] and [`StoreObserver::flush`]. Call [`StoreObserver::flush`] before the process
+/// ends; a writer whose observer is gone keeps trying for ten minutes while its runtime runs.
 #[derive(Debug)]
 pub struct StoreObserver {
     sender: mpsc::UnboundedSender<Message>,
@@ -128,22 +195,40 @@ impl StoreObserver {
     }
 
     fn send(&self, message: Message) {
+        let record = matches!(message, Message::Record(_));
         if self.sender.send(message).is_err() {
-            self.shared.fail(StoreError::WriterStopped);
+            self.shared
+                .lose(u64::from(record), StoreError::WriterStopped);
         }
     }
 
-    /// Waits until everything reported so far is written; then returns the first write error, if any.
+    /// Waits until everything reported so far is written, or, while the store cannot be written, for
+    /// [`FLUSH_WAIT`] at most (and the write being tried then); see [`StoreObserver::flush_within`].
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let (done, written) = oneshot::channel();
-        self.send(Message::Flush(done));
-        if written.await.is_err() {
-            self.shared.fail(StoreError::WriterStopped);
-        }
-        self.error().map_or(Ok(()), Err)
+        self.flush_within(FLUSH_WAIT).await
     }
 
-    /// The first error met while writing, if any.
+    /// Waits until everything reported so far is written, or, while the store cannot be written, for `limit`
+    /// at most (and the write being tried then). Returns the first reason records were dropped, with how
+    /// many, when any were; otherwise, when what was reported is still not written, why (it is still kept and
+    /// tried again).
+    pub async fn flush_within(&self, limit: Duration) -> Result<(), StoreError> {
+        let (done, written) = oneshot::channel();
+        self.send(Message::Flush {
+            done,
+            deadline: tokio::time::Instant::now() + limit,
+        });
+        match written.await {
+            Ok(result) => result,
+            Err(_) => {
+                self.shared.lose(0, StoreError::WriterStopped);
+                Err(self.error().unwrap_or(StoreError::WriterStopped))
+            }
+        }
+    }
+
+    /// The first reason records were dropped (with how many), or else why records are not written yet, if
+    /// either.
     pub fn error(&self) -> Option<StoreError> {
         self.shared.error()
     }

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use steward_core::{EventRecord, Outcome, Usage};
 
 use super::engine::{Arg, Row};
-use super::{INCOMPLETE, RunDetail, RunStore, RunSummary, StoreError, StoredRun, ToolCallRecord};
+use super::{
+    DIED, INCOMPLETE, RunDetail, RunStore, RunSummary, StoreError, StoredRun, ToolCallRecord,
+};
 
 /// Most candidates named when a prefix is ambiguous.
 const CANDIDATES: usize = 10;
@@ -25,7 +27,7 @@ GROUP BY p.id, p.agent, p.input, p.started_at, p.finished_at, p.last_event_at, p
 ORDER BY p.started_at DESC, p.id DESC";
 
 const TREE: &str = "SELECT id, parent_id, root_id, agent, input, started_at, finished_at, last_event_at, \
-    outcome_json, steps, input_tokens, output_tokens, cost_usd, model, principal, role \
+    outcome_json, steps, input_tokens, output_tokens, cost_usd, model, principal, role, outcome \
     FROM runs WHERE root_id = $1 ORDER BY started_at, id";
 
 const TOOL_CALLS: &str = "SELECT c.run_id, c.call_id, c.tool, c.arguments, c.result, c.is_error, c.duration_ms \
@@ -200,6 +202,7 @@ fn stored_run(row: &Row) -> Result<StoredRun, StoreError> {
         finished_at: row.time(6)?,
         last_event_at: row.instant(7)?,
         outcome,
+        died: row.text(16)?.as_deref() == Some(DIED),
         steps: row.count(9)?,
         usage: Usage {
             input_tokens: row.count(10)?,

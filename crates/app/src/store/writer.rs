@@ -1,29 +1,54 @@
 //! The writer task: takes the observer's messages in order and writes each record.
 //!
 //! Records that arrive together are written in one transaction (one commit instead of one per event). When a
-//! batch fails, it is written again one record per transaction, so one bad record loses only itself.
+//! write fails, the writer asks the store whether it can be written at all (`Pool::probe`):
+//! - it cannot (unreachable, read-only, locked, a PostgreSQL outage): every record is kept, in order, and tried
+//!   again with backoff (100 ms, doubling up to 5 s; at once when a flush comes), newer records waiting behind
+//!   the older ones, until the store takes them. What is kept is bounded (see `backlog.rs`); a flush waits for
+//!   it until its deadline, then reports why it is not written;
+//! - it can: the records are written one per transaction, so that one bad record loses only itself.
+//!
+//! A writer whose observer is gone keeps trying for [`ORPHAN_WAIT`], then gives up; on a closed store it gives
+//! up at once. Records are never reordered: the events of a run keep their order, and the audit records their
+//! calls settle are appended to the chain in that order.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use steward_core::redact::redact_urls;
 use steward_core::{Event, EventRecord, Outcome, Usage};
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TryRecvError;
+use tokio::time::Instant;
 
 use super::audit::{self, AuditRecord};
+use super::backlog::{self, Backlog};
 use super::engine::{Arg, Pool, Tx};
 use super::observer::{CostFn, Message, Recording, Shared};
 use super::trail::{Caller, Trail};
-use super::{RunStore, StoreError};
+use super::{DIED, RunStore, StoreError, owner};
 
 /// Most messages taken into one transaction.
 const MAX_BATCH: usize = 256;
 
 /// Deepest run tree followed when naming a run's agents.
 const MAX_DEPTH: usize = 64;
+
+/// The first wait before a write that failed for the store is tried again.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest wait between two tries.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// How long the check that tells a store that cannot be written from a bad record may take.
+const PROBE_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long a writer whose observer is gone keeps trying to write what it holds.
+const ORPHAN_WAIT: Duration = Duration::from_secs(600);
 
 /// What the writer remembers of a run it is writing.
 #[derive(Clone, Debug)]
@@ -47,6 +72,7 @@ struct Memory {
 }
 
 struct Writer {
+    store: RunStore,
     pool: Pool,
     memory: Memory,
     model: Option<String>,
@@ -56,15 +82,139 @@ struct Writer {
     cost: Option<CostFn>,
 }
 
-/// Runs until every sender is gone.
+/// Why a write failed.
+enum Failure {
+    /// The store cannot be written now: try again later.
+    Store(StoreError),
+    /// The store answers; what was written is what it refused.
+    Record(StoreError),
+}
+
+/// When the next try of a failing store is due, and the wait after it.
+#[derive(Clone, Copy, Debug)]
+struct Retry {
+    at: Instant,
+    delay: Duration,
+}
+
+impl Retry {
+    fn first() -> Self {
+        Self {
+            at: Instant::now() + FIRST_BACKOFF,
+            delay: FIRST_BACKOFF,
+        }
+    }
+
+    fn next(self) -> Self {
+        let delay = (self.delay * 2).min(MAX_BACKOFF);
+        Self {
+            at: Instant::now() + delay,
+            delay,
+        }
+    }
+}
+
+/// The writer's loop state besides the writer itself.
+struct Queue {
+    receiver: mpsc::UnboundedReceiver<Message>,
+    /// False once every sender is gone.
+    open: bool,
+    backlog: Backlog,
+    /// Some while the store cannot be written.
+    retry: Option<Retry>,
+    shared: Arc<Shared>,
+}
+
+impl Queue {
+    /// Takes one message; a flush asks for a try now.
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Record(record) => {
+                if !self.backlog.push(*record, self.retry.is_some()) {
+                    self.shared.lose(1, overflow());
+                }
+            }
+            Message::Flush { done, deadline } => {
+                self.backlog.flush(done, deadline);
+                if let Some(retry) = &mut self.retry {
+                    retry.at = Instant::now();
+                }
+            }
+        }
+    }
+
+    /// Takes what has come, without waiting: one batch while the store takes writes, everything while it
+    /// does not (so that what is held is counted).
+    fn take_ready(&mut self) {
+        while self.open && (self.retry.is_some() || self.backlog.len() < MAX_BATCH) {
+            match self.receiver.try_recv() {
+                Ok(message) => self.take(message),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => self.open = false,
+            }
+        }
+    }
+
+    /// Answers the flushes whose records are written, and, while the store cannot be written, those past
+    /// their deadline.
+    fn answer_flushes(&mut self) {
+        for flush in self.backlog.flushed() {
+            let _ = flush.done.send(self.shared.lost().map_or(Ok(()), Err));
+        }
+        if self.retry.is_some() {
+            for flush in self.backlog.overdue(Instant::now()) {
+                let error = self
+                    .shared
+                    .lost()
+                    .or_else(|| self.shared.unwritten())
+                    .unwrap_or(StoreError::WriterStopped);
+                let _ = flush.done.send(Err(error));
+            }
+        }
+    }
+
+    /// Waits until `until`, or for a message before then.
+    async fn wait(&mut self, until: Instant) {
+        if !self.open {
+            tokio::time::sleep_until(until).await;
+            return;
+        }
+        match tokio::time::timeout_at(until, self.receiver.recv()).await {
+            Ok(Some(message)) => self.take(message),
+            Ok(None) => self.open = false,
+            Err(_) => {}
+        }
+    }
+
+    /// Gives up every record held, for `error`.
+    fn give_up(&mut self, error: StoreError) {
+        let n = self.backlog.clear();
+        if n > 0 {
+            self.shared.lose(n as u64, error);
+        }
+    }
+}
+
+/// The error of a record dropped because the records held for a failing store reached their bound.
+fn overflow() -> StoreError {
+    StoreError::Database(format!(
+        "the store could not be written for a while, and the records kept meanwhile reached their bound ({} \
+         records or {} MiB in this process): newer records were dropped",
+        backlog::MAX_RECORDS,
+        backlog::MAX_BYTES / (1024 * 1024)
+    ))
+}
+
+/// Runs until every sender is gone and every record is written (or given up).
 pub(crate) async fn run(
     store: RunStore,
-    mut receiver: mpsc::UnboundedReceiver<Message>,
+    receiver: mpsc::UnboundedReceiver<Message>,
     shared: Arc<Shared>,
     recording: Recording,
 ) {
     let mut writer = Writer {
         pool: store.pool.clone(),
+        store,
         memory: Memory::default(),
         model: recording.model,
         principal: recording.principal,
@@ -72,58 +222,151 @@ pub(crate) async fn run(
         surface: recording.surface,
         cost: recording.cost,
     };
-    while let Some(first) = receiver.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match receiver.try_recv() {
-                Ok(message) => batch.push(message),
-                Err(_) => break,
+    let mut queue = Queue {
+        receiver,
+        open: true,
+        backlog: Backlog::new(&backlog::PROCESS),
+        retry: None,
+        shared,
+    };
+    let mut orphaned: Option<Instant> = None;
+    loop {
+        // Flushes whose records the last try wrote (or gave up) are answered before waiting for more.
+        queue.answer_flushes();
+        if queue.open && queue.backlog.is_empty() {
+            match queue.receiver.recv().await {
+                Some(message) => queue.take(message),
+                None => queue.open = false,
             }
         }
-        let mut records = Vec::new();
-        let mut flushes = Vec::new();
-        for message in batch {
-            match message {
-                Message::Record(record) => records.push(*record),
-                Message::Flush(done) => {
-                    writer.write(&std::mem::take(&mut records), &shared).await;
-                    flushes.push(done);
+        queue.take_ready();
+        if !queue.open && orphaned.is_none() {
+            orphaned = Some(Instant::now());
+        }
+        queue.answer_flushes();
+        if queue.backlog.is_empty() {
+            if queue.open {
+                continue;
+            }
+            return;
+        }
+        if let Some(retry) = queue.retry {
+            let give_up_at = orphaned.map(|since| since + ORPHAN_WAIT);
+            if give_up_at.is_some_and(|at| Instant::now() >= at) {
+                queue.give_up(StoreError::Database(format!(
+                    "the store could not be written for {} minutes after the run's observer was dropped",
+                    ORPHAN_WAIT.as_secs() / 60
+                )));
+                queue.answer_flushes();
+                return;
+            }
+            if Instant::now() < retry.at {
+                let until = [Some(retry.at), queue.backlog.next_deadline(), give_up_at]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(retry.at);
+                queue.wait(until).await;
+                continue;
+            }
+        }
+        match writer.attempt(&mut queue.backlog, &queue.shared).await {
+            Ok(()) => {
+                queue.retry = None;
+                queue.shared.waiting(None);
+            }
+            Err(e) if writer.store.is_closed() => queue.give_up(e),
+            Err(e) => {
+                if queue.retry.is_none() {
+                    let dropped = queue.backlog.count_all();
+                    if dropped > 0 {
+                        queue.shared.lose(dropped as u64, overflow());
+                    }
                 }
+                queue.shared.waiting(Some((e, queue.backlog.len())));
+                queue.retry = Some(queue.retry.map_or_else(Retry::first, Retry::next));
             }
-        }
-        writer.write(&records, &shared).await;
-        for done in flushes {
-            let _ = done.send(());
         }
     }
 }
 
 impl Writer {
-    /// Writes `records` in one transaction, or, when that fails, one transaction each.
-    async fn write(&mut self, records: &[EventRecord], shared: &Shared) {
+    /// Writes the oldest records held: a batch in one transaction, or, when that fails and the store can be
+    /// written, one record per transaction, dropping (and counting in `shared`) each one the store refuses.
+    /// An error means the store cannot be written now: what was not written is still held.
+    async fn attempt(&mut self, backlog: &mut Backlog, shared: &Shared) -> Result<(), StoreError> {
+        let n = backlog.len().min(MAX_BATCH);
+        let failure = match self.write(&backlog.front(n)).await {
+            Ok(()) => {
+                backlog.pop(n);
+                return Ok(());
+            }
+            Err(failure) => failure,
+        };
+        match failure {
+            Failure::Store(e) => return Err(e),
+            Failure::Record(e) if !self.writable().await => return Err(e),
+            Failure::Record(_) => {}
+        }
+        for _ in 0..n {
+            match self.write(&backlog.front(1)).await {
+                Ok(()) => backlog.pop(1),
+                Err(Failure::Store(e)) => return Err(e),
+                Err(Failure::Record(e)) => {
+                    if !self.writable().await {
+                        return Err(e);
+                    }
+                    backlog.pop(1);
+                    shared.lose(1, e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the store can be written now.
+    async fn writable(&self) -> bool {
+        if self.store.is_closed() {
+            return false;
+        }
+        matches!(
+            tokio::time::timeout(PROBE_LIMIT, self.pool.probe(PROBE_LIMIT)).await,
+            Ok(Ok(()))
+        )
+    }
+
+    /// Writes `records` in one transaction; on failure the writer's memory is as it was before.
+    async fn write(&mut self, records: &[&EventRecord]) -> Result<(), Failure> {
         if records.is_empty() {
-            return;
+            return Ok(());
         }
         let before = self.memory.clone();
-        if self.batch(records).await.is_ok() {
-            return;
-        }
-        self.memory = before;
-        for record in records {
-            if let Err(e) = self.batch(std::slice::from_ref(record)).await {
-                shared.fail(e);
+        let mut tx = match self.pool.begin().await {
+            Ok(tx) => tx,
+            Err(e) => return Err(Failure::Store(e)),
+        };
+        match self.batch(&mut tx, records).await {
+            Ok(()) => match tx.commit().await {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    self.memory = before;
+                    Err(Failure::Record(e))
+                }
+            },
+            Err(e) => {
+                self.memory = before;
+                Err(Failure::Record(e))
             }
         }
     }
 
-    /// Writes `records` and the audit records of the calls they settle in one transaction. On SQLite it holds
-    /// the write lock from its start (`BEGIN IMMEDIATE`), so the audit chain's head, read last, is the newest.
-    async fn batch(&mut self, records: &[EventRecord]) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+    /// Writes `records` and the audit records of the calls they settle in `tx`. On SQLite it holds the write
+    /// lock from its start (`BEGIN IMMEDIATE`), so the audit chain's head, read last, is the newest.
+    async fn batch(&mut self, tx: &mut Tx, records: &[&EventRecord]) -> Result<(), StoreError> {
         let mut last: HashMap<String, DateTime<Utc>> = HashMap::new();
         let mut settled = Vec::new();
         for record in records {
-            let root = self.record(&mut tx, record, &mut settled).await?;
+            let root = self.record(tx, record, &mut settled).await?;
             let at = last.entry(root).or_insert(record.at);
             *at = (*at).max(record.at);
         }
@@ -134,8 +377,7 @@ impl Writer {
             )
             .await?;
         }
-        audit::append(&mut tx, &mut settled).await?;
-        tx.commit().await
+        audit::append(tx, &mut settled).await
     }
 
     /// Writes one record, adding the audit records of the calls it settles to `settled`; returns the id of its
@@ -342,6 +584,18 @@ impl Writer {
             )
             .await?;
         if let Some(row) = rows.first() {
+            // The run goes on in this process, which owns it from now on; one marked died has no outcome
+            // again until it ends.
+            tx.execute(
+                "UPDATE runs SET owner = $1, outcome = CASE WHEN outcome = $2 THEN NULL ELSE outcome END \
+                 WHERE id = $3",
+                vec![
+                    Arg::from(owner::this_process()),
+                    Arg::from(DIED),
+                    Arg::from(run_id),
+                ],
+            )
+            .await?;
             return Ok(RunState {
                 root_id: row.string(0)?,
                 steps: row.count(1)?,
@@ -394,7 +648,8 @@ impl Writer {
         };
         tx.execute(
             "INSERT INTO runs (id, parent_id, root_id, agent, input, started_at, last_event_at, model, principal, \
-             role, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
+             role, cost_usd, owner) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11) \
+             ON CONFLICT (id) DO NOTHING",
             vec![
                 Arg::from(run_id),
                 Arg::Text(parent.map(str::to_owned)),
@@ -406,6 +661,7 @@ impl Writer {
                 Arg::Text(principal.clone()),
                 Arg::Text(role.clone()),
                 Arg::from(self.priced().then_some(0.0)),
+                Arg::from(owner::this_process()),
             ],
         )
         .await?;

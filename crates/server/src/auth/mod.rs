@@ -10,6 +10,8 @@ use sha2::{Digest, Sha256};
 use steward_app::{Config, resolve_principal};
 use steward_core::Principal;
 
+use crate::ServerError;
+
 /// The authenticated caller of a request: axum handlers and the MCP server find it in the request's
 /// extensions.
 #[derive(Clone, Debug)]
@@ -70,58 +72,59 @@ impl Auth {
     /// Reads the config's `server.tokens` and `server.oidc` (and checks `server.hosts`, so that `steward
     /// config check` reports a malformed entry). `loopback` says whether the server listens only on a loopback
     /// address: without credentials configured it must.
-    pub async fn from_config(config: &Config, loopback: bool) -> anyhow::Result<Self> {
+    pub async fn from_config(config: &Config, loopback: bool) -> Result<Self, ServerError> {
         crate::guardrails::configured_hosts(config)?;
         let server = config.server.clone().unwrap_or_default();
         let mut tokens = Vec::new();
         for (i, def) in server.tokens.iter().enumerate() {
             let at = config.locate(&["server", "tokens"]);
             let Some(hash) = unhex(&def.sha256) else {
-                anyhow::bail!(
+                return Err(ServerError::Config(format!(
                     "{at}: token {} (`{}`): `sha256` must be 64 hex digits, the SHA-256 of the token \
                      (`steward serve token {}` makes a token and prints its hash)",
                     i + 1,
                     def.name,
                     def.name
-                );
+                )));
             };
             let principal = match (&def.principal, &def.role) {
                 (Some(name), _) => resolve_principal(config, Some(name), def.role.as_deref())
-                    .map_err(|e| anyhow::anyhow!("{at}: token `{}`: {e}", def.name))?,
+                    .map_err(|e| ServerError::Config(format!("{at}: token `{}`: {e}", def.name)))?,
                 (None, Some(role)) => {
                     if !config.roles.contains_key(role) {
-                        anyhow::bail!(
+                        return Err(ServerError::Config(format!(
                             "{at}: token `{}`: there is no role named `{role}` in `roles`",
                             def.name
-                        );
+                        )));
                     }
                     // Its own namespace: a token named like an OIDC subject is not that person.
                     let mut p = Principal::named(format!("token:{}", def.name));
                     p.role = Some(role.clone());
                     p
                 }
-                (None, None) => anyhow::bail!(
-                    "{at}: token `{}` needs a `principal` (from `principals`) or a `role`",
-                    def.name
-                ),
+                (None, None) => {
+                    return Err(ServerError::Config(format!(
+                        "{at}: token `{}` needs a `principal` (from `principals`) or a `role`",
+                        def.name
+                    )));
+                }
             };
             let admin = is_admin(config, &principal);
             tokens.push((hash, Caller { principal, admin }));
         }
         let jwt = match &server.oidc {
-            Some(oidc) => Some(
-                jwt::JwtVerifier::load(oidc, config)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", config.locate(&["server", "oidc"])))?,
-            ),
+            Some(oidc) => Some(jwt::JwtVerifier::load(oidc, config).await.map_err(|e| {
+                ServerError::Config(format!("{}: {e}", config.locate(&["server", "oidc"])))
+            })?),
             None => None,
         };
         let open = if tokens.is_empty() && jwt.is_none() {
             if !loopback {
-                anyhow::bail!(
+                return Err(ServerError::Config(
                     "listening beyond this machine needs authentication: add API tokens (`steward serve token NAME`) \
                      or `oidc` under `server:` in steward.yaml, or bind 127.0.0.1"
-                );
+                        .to_owned(),
+                ));
             }
             let principal = resolve_principal(config, None, None)?;
             let admin = is_admin(config, &principal);

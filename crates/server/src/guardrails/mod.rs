@@ -25,17 +25,18 @@ use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use steward_app::Config;
 
+use crate::ServerError;
 use crate::state::ApiError;
 pub(crate) use names::HostName;
 use names::Origin;
 
 /// The `server.hosts` entries of `config`, or which one is malformed and what a good one looks like.
-pub(crate) fn configured_hosts(config: &Config) -> anyhow::Result<Vec<HostName>> {
+pub(crate) fn configured_hosts(config: &Config) -> Result<Vec<HostName>, ServerError> {
     let Some(server) = &config.server else {
         return Ok(Vec::new());
     };
@@ -44,12 +45,12 @@ pub(crate) fn configured_hosts(config: &Config) -> anyhow::Result<Vec<HostName>>
         .iter()
         .map(|entry| {
             HostName::parse(entry).ok_or_else(|| {
-                anyhow::anyhow!(
+                ServerError::Config(format!(
                     "{}: `{entry}` is not a host name or address: give the name clients use to reach the \
                      server, optionally with a port, without a scheme or a path (`steward.example.com`, \
                      `10.0.0.5:8080`, `[::1]:8080`)",
                     config.locate(&["server", "hosts"])
-                )
+                ))
             })
         })
         .collect()
@@ -129,10 +130,10 @@ impl Guardrails {
             return Ok(named.first().and_then(|n| HostName::parse(n)));
         };
         if named.is_empty() {
-            return Err(ApiError::new(
-                StatusCode::MISDIRECTED_REQUEST,
+            return Err(ApiError::Misdirected(
                 "the request names no host: send a `Host` header with a name of this server \
-                 (`localhost`, its address, or one listed under `server.hosts` in steward.yaml)",
+                 (`localhost`, its address, or one listed under `server.hosts` in steward.yaml)"
+                    .to_owned(),
             ));
         }
         let mut first = None;
@@ -142,15 +143,12 @@ impl Guardrails {
                     first.get_or_insert(parsed);
                 }
                 None => {
-                    return Err(ApiError::new(
-                        StatusCode::MISDIRECTED_REQUEST,
-                        format!(
-                            "this server does not answer to the host `{}`: if that is one of its names, list \
+                    return Err(ApiError::Misdirected(format!(
+                        "this server does not answer to the host `{}`: if that is one of its names, list \
                              it under `server.hosts` in steward.yaml (other names are refused against DNS \
                              rebinding)",
-                            shown(name)
-                        ),
-                    ));
+                        shown(name)
+                    )));
                 }
             }
         }
@@ -232,17 +230,14 @@ fn check_json(method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
     if essence.is_some_and(|e| e.eq_ignore_ascii_case("application/json")) {
         return Ok(());
     }
-    Err(ApiError::new(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        format!(
-            "a {method} must send its body as JSON, with `Content-Type: application/json` ({}); other types \
+    Err(ApiError::UnsupportedMediaType(format!(
+        "a {method} must send its body as JSON, with `Content-Type: application/json` ({}); other types \
              are refused, since any web page can send them to this server",
-            match essence {
-                Some(e) => format!("this one is `{}`", shown(e)),
-                None => "this one names no type".to_owned(),
-            }
-        ),
-    ))
+        match essence {
+            Some(e) => format!("this one is `{}`", shown(e)),
+            None => "this one names no type".to_owned(),
+        }
+    )))
 }
 
 /// A header value fit for a message: at most 100 characters, control characters escaped.

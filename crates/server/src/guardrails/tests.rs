@@ -22,7 +22,7 @@ fn status(
     guardrails
         .admit(&method, &uri, &headers(pairs))
         .err()
-        .map(|e| e.status.as_u16())
+        .map(|e| e.status().as_u16())
 }
 
 fn loopback() -> Guardrails {

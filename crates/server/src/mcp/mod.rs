@@ -12,7 +12,7 @@
 //! (and over stdio), the fallback principal given to [`McpServer::new`].
 //!
 //! ```no_run
-//! # async fn example(app: steward_app::App, model: std::sync::Arc<dyn steward_core::Model>) -> anyhow::Result<()> {
+//! # async fn example(app: steward_app::App, model: std::sync::Arc<dyn steward_core::Model>) -> Result<(), steward_server::ServerError> {
 //! use std::sync::Arc;
 //! use steward_server::mcp::{McpHttpOptions, McpServer};
 //! use steward_app::ModelChoice;
@@ -140,15 +140,14 @@ impl McpServer {
 
     /// Speaks MCP on standard input and output until the client closes them (write logs to standard error
     /// only: standard output is the protocol).
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| anyhow::anyhow!("the MCP client did not start a session: {e}"))?;
+    pub async fn serve_stdio(self) -> Result<(), crate::ServerError> {
+        let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
+            crate::ServerError::Mcp(format!("the MCP client did not start a session: {e}"))
+        })?;
         running
             .waiting()
             .await
-            .map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
+            .map_err(|e| crate::ServerError::Mcp(format!("the MCP server stopped: {e}")))?;
         Ok(())
     }
 
@@ -249,7 +248,8 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Says on standard error what the operator needs to know about a failure the client is told less about.
+/// Logs what the operator needs to know about a failure the client is told less about (the binary sends the
+/// log to standard error: over stdio, standard output is the protocol).
 fn log_diagnostic(what: &str, diagnostic: &str) {
-    eprintln!("steward mcp: {what}: {diagnostic}");
+    tracing::warn!("{what}: {diagnostic}");
 }

@@ -1,0 +1,160 @@
+//! The checks an app passes once built: every agent's tools, sub-agents and model exist, and every role,
+//! principal and trusted tool names things that exist, each error naming its place in the config.
+
+use crate::App;
+use crate::error::{AppError, closest};
+
+impl App {
+    /// Checks that every agent's tools, sub-agents and model exist.
+    pub(crate) fn check(&self) -> Result<(), AppError> {
+        for (name, def) in &self.agents {
+            let from_config = self.config.agents.contains_key(name);
+            let place = |key: &str| self.config.locate(&["agents", name, key]);
+            for tool in &def.tools {
+                if !self.registry.contains(tool) {
+                    let hint = closest(tool, self.registry.names())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_else(|| {
+                            format!(
+                                "; the tools are: {}",
+                                self.registry.names().collect::<Vec<_>>().join(", ")
+                            )
+                        });
+                    return Err(AppError::Config(format!(
+                        "{}: the agent `{name}` uses the tool `{tool}`, which does not exist{hint}",
+                        if from_config {
+                            place("tools")
+                        } else {
+                            "built-in agents".to_owned()
+                        }
+                    )));
+                }
+            }
+            for sub in &def.sub_agents {
+                if !self.agents.contains_key(sub) || sub == name {
+                    return Err(AppError::Config(format!(
+                        "{}: the agent `{name}` hands requests to `{sub}`, which {}; the agents are: {}",
+                        place("agents"),
+                        if sub == name {
+                            "is itself"
+                        } else {
+                            "does not exist"
+                        },
+                        self.agent_names().collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+            if let Some(model) = &def.model
+                && !self.config.models.contains_key(model)
+            {
+                return Err(AppError::Config(format!(
+                    "{}: the agent `{name}` uses the model `{model}`, which `models` does not define",
+                    place("model")
+                )));
+            }
+        }
+        self.check_roles()?;
+        if let Some(agent) = &self.config.defaults.agent
+            && !self.agents.contains_key(agent)
+        {
+            return Err(AppError::Config(format!(
+                "{}: there is no agent named `{agent}`",
+                self.config.locate(&["defaults", "agent"])
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks that every role, principal and trusted tool names things that exist.
+    fn check_roles(&self) -> Result<(), AppError> {
+        let unknown = |place: String, what: &str, name: &str, known: Vec<&str>| {
+            let hint = closest(name, known.iter().copied())
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| format!("the {what}s are: {}", known.join(", ")));
+            AppError::Config(format!(
+                "{place}: there is no {what} named `{name}`; {hint}"
+            ))
+        };
+        let tools: Vec<&str> = self.registry.names().collect();
+        let agents: Vec<&str> = self.agent_names().collect();
+        for (role, def) in &self.config.roles {
+            let place = |key: &str| self.config.locate(&["roles", role, key]);
+            for agent in def.agents.iter().flatten() {
+                if !self.agents.contains_key(agent) {
+                    return Err(unknown(place("agents"), "agent", agent, agents.clone()));
+                }
+            }
+            let lists = [
+                ("tools", def.tools.clone().unwrap_or_default()),
+                ("approve", def.approve.clone()),
+                ("skip_approval", def.skip_approval.clone()),
+                ("trusted", def.trusted.clone()),
+            ];
+            for (key, list) in lists {
+                for tool in &list {
+                    if !self.registry.contains(tool) {
+                        return Err(unknown(place(key), "tool", tool, tools.clone()));
+                    }
+                }
+            }
+            crate::roles::check_sql(&def.sql).map_err(|e| {
+                AppError::Config(format!(
+                    "{}: {e}",
+                    self.config.locate(&["roles", role, "sql", "rows"])
+                ))
+            })?;
+            for (table, columns) in &def.sql.read {
+                if let crate::roles::Columns::All(star) = columns
+                    && star != "*"
+                {
+                    return Err(AppError::Config(format!(
+                        "{}: `{table}: {star}`: write \"*\" for every column, or a list of columns",
+                        self.config.locate(&["roles", role, "sql", "read", table])
+                    )));
+                }
+            }
+        }
+        for tool in &self.config.trusted {
+            if !self.registry.contains(tool) {
+                return Err(unknown(
+                    self.config.locate(&["trusted"]),
+                    "tool",
+                    tool,
+                    tools.clone(),
+                ));
+            }
+        }
+        let roles: Vec<&str> = self.config.roles.keys().map(String::as_str).collect();
+        for (name, def) in &self.config.principals {
+            if !self.config.roles.contains_key(&def.role) {
+                return Err(unknown(
+                    self.config.locate(&["principals", name, "role"]),
+                    "role",
+                    &def.role,
+                    roles.clone(),
+                ));
+            }
+        }
+        if let Some(role) = &self.config.defaults.role
+            && !self.config.roles.contains_key(role)
+        {
+            return Err(unknown(
+                self.config.locate(&["defaults", "role"]),
+                "role",
+                role,
+                roles.clone(),
+            ));
+        }
+        if let Some(principal) = &self.config.defaults.principal
+            && !self.config.principals.contains_key(principal)
+        {
+            return Err(unknown(
+                self.config.locate(&["defaults", "principal"]),
+                "principal",
+                principal,
+                self.config.principals.keys().map(String::as_str).collect(),
+            ));
+        }
+        Ok(())
+    }
+}
