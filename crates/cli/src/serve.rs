@@ -116,6 +116,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         store.url()
     );
     server.serve(listener, grace, shutdown_signal()).await?;
+    // Runs still going after the grace period were cancelled: their statements are cancelled on the database
+    // before the process ends.
+    steward_sql::settle_cancellations().await;
     note!("steward serve: stopped");
     Ok(0)
 }

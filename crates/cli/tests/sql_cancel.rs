@@ -115,6 +115,8 @@ enum Via {
     Sql,
     /// `steward ask`, whose agent runs it with `run_sql` (a mock model asks for it).
     Ask,
+    /// `/v1/chat/completions` on `steward serve`, streamed, whose client goes away.
+    V1,
 }
 
 async fn ctrl_c_cancels_the_query(engine: Engine, via: Via) {
@@ -140,6 +142,9 @@ async fn ctrl_c_cancels_the_query(engine: Engine, via: Via) {
     .await;
     let base = format!("{}/v1", model.uri());
     let data = scratch_dir("cancel-data");
+    if let Via::V1 = via {
+        return client_gone_cancels_the_query(&engine, &base, &data, &marker).await;
+    }
     let mut child = match via {
         Via::Sql => steward_command(
             &[
@@ -153,7 +158,7 @@ async fn ctrl_c_cancels_the_query(engine: Engine, via: Via) {
             ],
             &[],
         ),
-        Via::Ask => steward_command(
+        Via::Ask | Via::V1 => steward_command(
             &[
                 "ask",
                 "--db",
@@ -203,6 +208,56 @@ async fn ctrl_c_cancels_the_query(engine: Engine, via: Via) {
         exited.elapsed()
     );
     engine.admin.close().await;
+}
+
+/// A `/v1` client that goes away mid-query: the server cancels the run and its statement.
+async fn client_gone_cancels_the_query(
+    engine: &Engine,
+    model_base: &str,
+    data: &str,
+    marker: &str,
+) {
+    let dir = scratch_dir("cancel-v1");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: {}\n", engine.url)).unwrap();
+    let server = serve(&config, &format!("{dir}/store.sqlite"), model_base, data);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", server.base))
+        .header("content-type", "application/json")
+        .body(
+            serde_json::json!({"model": "analyst", "stream": true,
+                "messages": [{"role": "user", "content": "How many triples are there?"}]})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let seen = engine
+        .until(marker, Duration::from_secs(20), |n| n > 0)
+        .await;
+    assert!(seen > 0, "the query never showed up as running");
+    // The client goes away.
+    drop(response);
+    let gone = Instant::now();
+    let left = engine
+        .until(marker, Duration::from_secs(5), |n| n == 0)
+        .await;
+    assert_eq!(
+        left,
+        0,
+        "still running {:?} after the client left",
+        gone.elapsed()
+    );
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_client_that_leaves_cancels_its_postgres_query() {
+    if let Some(engine) = postgres().await {
+        ctrl_c_cancels_the_query(engine, Via::V1).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

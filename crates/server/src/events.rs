@@ -22,6 +22,11 @@ pub(crate) struct Forwarder {
 }
 
 impl Forwarder {
+    /// Resolves once the client reading the events went away (its receiver was dropped).
+    pub(crate) async fn client_gone(&self) {
+        self.sender.closed().await;
+    }
+
     pub(crate) fn new(conversation_id: &str, sender: mpsc::UnboundedSender<ServerEvent>) -> Self {
         Self {
             conversation_id: conversation_id.to_owned(),

@@ -193,6 +193,8 @@ enum Stopped {
     Shutdown,
     /// Another server took the conversation: this server's lease ran out and the turn was marked failed.
     LostLease,
+    /// The client of a turn with no conversation (`/v1`) went away.
+    ClientGone,
 }
 
 async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
@@ -219,6 +221,11 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
                         break Err(Stopped::Shutdown);
                     }
                 }
+                // A `/v1` turn has no conversation to keep its answer: when its client goes, the run (and the
+                // statement it runs on the database) is cancelled.
+                () = turn.forwarder.client_gone(), if matches!(home, Home::Detached) => {
+                    break Err(Stopped::ClientGone);
+                }
             }
         }
     };
@@ -228,6 +235,15 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
             // The run ends here, saved as cancelled.
             turn.turn.runner().cancel(&mut run);
             RunStatus::Done(Outcome::Cancelled)
+        }
+        Err(Stopped::ClientGone) => {
+            turn.turn.runner().cancel(&mut run);
+            let _ = turn.turn.flush().await;
+            tracing::info!(
+                run_id = run.id(),
+                "the client went away; the run was cancelled"
+            );
+            return;
         }
         Err(Stopped::LostLease) => {
             turn.turn.runner().cancel(&mut run);
