@@ -20,10 +20,7 @@ struct Shop {
 }
 
 fn shop() -> Shop {
-    let dir = scratch_dir("faults");
-    let db = format!("{dir}/demo.sqlite");
-    let out = steward(&["demo", "--db", &db], &[], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (dir, db) = demo_in("faults");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(
         &config,

@@ -15,10 +15,7 @@ use serde_json::{Value, json};
 /// The demo database, and a config whose default principal `bob` is a clerk: the `expenses` agent only, its
 /// tools without `run_sql`, and every `calculator` call waits for approval.
 fn shop() -> (String, String, String) {
-    let dir = scratch_dir("one-path");
-    let db = format!("{dir}/demo.sqlite");
-    let out = steward(&["demo", "--db", &db], &[], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (dir, db) = demo_in("one-path");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(
         &config,

@@ -9,10 +9,7 @@ use serde_json::Value;
 
 #[tokio::test]
 async fn a_waiting_run_resumes_with_no_flags_in_a_new_process() {
-    let dir = scratch_dir("resume");
-    let db = format!("{dir}/shop.sqlite");
-    let out = steward(&["demo", "--db", &db], &[], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (dir, db) = demo_in("resume");
     // The config names no database and no model: only the flags of `ask` did.
     let config = format!("{dir}/steward.yaml");
     std::fs::write(

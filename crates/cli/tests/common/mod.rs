@@ -289,3 +289,12 @@ pub fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
     std::thread::spawn(move || for _ in lines {});
     Serve { child, base }
 }
+
+/// A fresh demo database in a new scratch folder (named after `what`): the folder and the database's path.
+pub fn demo_in(what: &str) -> (String, String) {
+    let dir = scratch_dir(what);
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    (dir, db)
+}
