@@ -126,7 +126,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         // `steward demo | head -3`: no one would read a chat's answers.
         return Ok(exit::OK);
     }
-    let model = runtime.block_on(args.model.connect());
+    let model = runtime.block_on(crate::setup::connect(&args.model.choice()));
     match model {
         Ok(_) => {
             say!();

@@ -172,15 +172,15 @@ impl ModelArgs {
             fixed: None,
         }
     }
+}
 
-    /// Chooses and builds the model from `--model`, `STEWARD_MODEL` or the environment.
-    pub(crate) async fn connect(&self) -> anyhow::Result<Arc<dyn Model>> {
-        match steward_app::models::connect_as(&self.choice(), None).await {
-            Ok(model) => Ok(model),
-            // The provider's own error, so that callers can tell "no model configured" from the others.
-            Err(steward_app::AppError::Model(e)) => Err(e.into()),
-            Err(e) => Err(e.into()),
-        }
+/// Builds the model `choice` names (`--model`, `STEWARD_MODEL`, else the environment's), keeping the provider's
+/// own error so that callers can tell "no model configured" from the others.
+pub(crate) async fn connect(choice: &ModelChoice) -> anyhow::Result<Arc<dyn Model>> {
+    match steward_app::models::connect_as(choice, None).await {
+        Ok(model) => Ok(model),
+        Err(steward_app::AppError::Model(e)) => Err(e.into()),
+        Err(e) => Err(e.into()),
     }
 }
 

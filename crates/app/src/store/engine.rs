@@ -13,7 +13,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Postgres, Row as _, Sqlite, Transaction};
 
 use super::StoreError;
-use super::sqlite_pool::{SqliteProbeFailure, SqliteStore, WRITE_PROBE};
+use super::sqlite_pool::{SqliteProbeFailure, SqliteStore, WRITE_PROBE, WriteTurn};
 
 /// A value bound to a statement.
 #[derive(Clone, Debug)]
@@ -84,9 +84,10 @@ pub(crate) enum Pool {
 }
 
 /// A write transaction of either engine; dropped without [`Tx::commit`], it rolls back. A SQLite
-/// transaction keeps its store, to report a fault of the file to it.
+/// transaction keeps its store, to report a fault of the file to it, and this process's turn to write (let go
+/// once the transaction ends).
 pub(crate) enum Tx {
-    Sqlite(Transaction<'static, Sqlite>, SqliteStore),
+    Sqlite(Transaction<'static, Sqlite>, SqliteStore, WriteTurn),
     Postgres(Transaction<'static, Postgres>),
 }
 
@@ -168,7 +169,10 @@ impl Pool {
     /// busy timeout for other writers instead of failing half-way.
     pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Self::Sqlite(store) => Tx::Sqlite(store.begin().await?, store.clone()),
+            Self::Sqlite(store) => {
+                let (tx, turn) = store.begin().await?;
+                Tx::Sqlite(tx, store.clone(), turn)
+            }
             Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
         })
     }
@@ -247,7 +251,7 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<u64, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store, _) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .execute(&mut **tx)
                 .await
                 .map_err(|e| store.fail(e))?
@@ -267,7 +271,7 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store, _) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .fetch_all(&mut **tx)
                 .await
                 .map_err(|e| store.fail(e))?
@@ -287,7 +291,7 @@ impl Tx {
     /// Runs a script of several statements without parameters (a migration).
     pub(crate) async fn script(&mut self, sql: &'static str) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx, store) => {
+            Self::Sqlite(tx, store, _) => {
                 sqlx::raw_sql(sql)
                     .execute(&mut **tx)
                     .await
@@ -308,7 +312,11 @@ impl Tx {
     /// Commits.
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx, store) => tx.commit().await.map_err(|e| store.fail(e)),
+            Self::Sqlite(tx, store, turn) => {
+                let committed = tx.commit().await.map_err(|e| store.fail(e));
+                drop(turn);
+                committed
+            }
             Self::Postgres(tx) => tx.commit().await.map_err(db),
         }
     }
