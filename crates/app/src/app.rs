@@ -130,14 +130,19 @@ impl App {
             databases.insert(name.clone(), Arc::new(db));
         }
         let business = Self::open_business(&config, &options, &databases).await?;
+        let access = crate::roles::access_fn(&config.roles);
         let (domain, kit) = match &business {
             Some(b) => {
-                let kit = SqlToolkit::new(b.db.clone()).await?;
+                let kit = SqlToolkit::with_access(b.db.clone(), access.clone()).await?;
                 let domain = if b.demo_schema {
                     Some(
-                        Domain::open(b.db.clone(), options.clock.clone())
-                            .await
-                            .map_err(|e| AppError::Config(e.to_string()))?,
+                        Domain::open_with_access(
+                            b.db.clone(),
+                            options.clock.clone(),
+                            Some(access.clone()),
+                        )
+                        .await
+                        .map_err(|e| AppError::Config(e.to_string()))?,
                     )
                 } else {
                     None
@@ -147,13 +152,6 @@ impl App {
             None => (None, None),
         };
         let mut registry = ToolRegistry::builtin();
-        let access = crate::roles::access_fn(&config.roles);
-        if let Some(kit) = &kit {
-            kit.set_access(access.clone());
-        }
-        if let Some(domain) = &domain {
-            domain.store.set_access(access.clone());
-        }
         let declared_writes =
             crate::declared::register(&config, &databases, &mut registry, &access).await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());

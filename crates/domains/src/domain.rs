@@ -29,7 +29,16 @@ pub struct Domain {
 impl Domain {
     /// Opens the business database: reads its expense categories.
     pub async fn open(db: Arc<Database>, clock: Clock) -> Result<Self, AgentError> {
-        let store = Store::new(db, clock);
+        Self::open_with_access(db, clock, None).await
+    }
+
+    /// [`Domain::open`], the tools' reads limited for each principal by `access`.
+    pub async fn open_with_access(
+        db: Arc<Database>,
+        clock: Clock,
+        access: Option<steward_sql::AccessFn>,
+    ) -> Result<Self, AgentError> {
+        let store = Store::new(db, clock, access);
         let categories = store
             .read_trusted("SELECT name FROM expense_categories ORDER BY name", &[])
             .await

@@ -1,7 +1,7 @@
 //! What the domain tools share: the database and the clock, reads, and writes that are one transaction each,
 //! idempotent on the tool call (run id, call id, tool and arguments: see [`CallKey`]), and audited.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use steward_core::{ToolContext, ToolError, ToolOutput};
@@ -19,7 +19,7 @@ pub struct Store {
     /// Where "today" comes from.
     pub clock: Clock,
     /// Each principal's SQL access (set once by the app; shared by every clone).
-    access: Arc<OnceLock<AccessFn>>,
+    access: Option<AccessFn>,
 }
 
 fn read_limits() -> QueryLimits {
@@ -38,24 +38,15 @@ pub(crate) enum Begun {
 }
 
 impl Store {
-    /// A store over `db`.
-    pub fn new(db: Arc<Database>, clock: Clock) -> Self {
-        Self {
-            db,
-            clock,
-            access: Arc::new(OnceLock::new()),
-        }
+    /// A store over `db`; with `access`, the tools' reads show a principal only the tables, columns and rows
+    /// its role allows.
+    pub fn new(db: Arc<Database>, clock: Clock, access: Option<AccessFn>) -> Self {
+        Self { db, clock, access }
     }
 
-    /// How each principal's SQL access is found, once set.
+    /// How each principal's SQL access is found, when it is limited.
     pub fn access(&self) -> Option<&AccessFn> {
-        self.access.get()
-    }
-
-    /// Sets how each principal's SQL access is found (once): the tools' reads then show a principal only the
-    /// tables, columns and rows its role allows.
-    pub fn set_access(&self, access: AccessFn) {
-        let _ = self.access.set(access);
+        self.access.as_ref()
     }
 
     /// Today, from the clock.
@@ -74,7 +65,7 @@ impl Store {
         params: &[Param],
     ) -> Result<QueryResult, ToolError> {
         let sql = self.db.dialect().placeholders(sql);
-        let access = match self.access.get() {
+        let access = match self.access.as_ref() {
             None => None,
             Some(f) => f
                 .of(&ctx.principal, self.db.dialect())

@@ -74,7 +74,7 @@ pub async fn domain(db: Arc<Database>) -> Domain {
 }
 
 pub fn store(db: Arc<Database>) -> Store {
-    Store::new(db, clock())
+    Store::new(db, clock(), None)
 }
 
 /// All the domain tools in one toolbox (as the agents have them).

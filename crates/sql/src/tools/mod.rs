@@ -34,7 +34,7 @@ pub struct SqlToolkit {
     pub(crate) guard: Guard,
     pub(crate) limits: QueryLimits,
     /// Each principal's SQL access (none: only the guard's policy applies).
-    pub(crate) access: std::sync::OnceLock<AccessFn>,
+    pub(crate) access: Option<AccessFn>,
 }
 
 impl std::fmt::Debug for SqlToolkit {
@@ -43,15 +43,20 @@ impl std::fmt::Debug for SqlToolkit {
             .field("db", &self.db)
             .field("guard", &self.guard)
             .field("limits", &self.limits)
-            .field("access", &self.access.get().is_some())
+            .field("access", &self.access.is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl SqlToolkit {
-    /// A toolkit over `db`; reads its catalog.
+    /// A toolkit over `db`; reads its catalog. Only the guard's policy applies to every principal.
     pub async fn new(db: Arc<Database>) -> Result<Arc<Self>, SqlError> {
         Self::with_policy(db, GuardPolicy::default(), QueryLimits::default()).await
+    }
+
+    /// A toolkit over `db` whose tools read for the principal of each call only what `access` allows it.
+    pub async fn with_access(db: Arc<Database>, access: AccessFn) -> Result<Arc<Self>, SqlError> {
+        Self::build(db, GuardPolicy::default(), QueryLimits::default(), Some(access)).await
     }
 
     /// A toolkit with table and column allowlists and query limits.
@@ -59,6 +64,15 @@ impl SqlToolkit {
         db: Arc<Database>,
         policy: GuardPolicy,
         limits: QueryLimits,
+    ) -> Result<Arc<Self>, SqlError> {
+        Self::build(db, policy, limits, None).await
+    }
+
+    async fn build(
+        db: Arc<Database>,
+        policy: GuardPolicy,
+        limits: QueryLimits,
+        access: Option<AccessFn>,
     ) -> Result<Arc<Self>, SqlError> {
         let catalog = db.catalog().await?;
         let mut catalog = (*catalog).clone();
@@ -73,14 +87,8 @@ impl SqlToolkit {
             db,
             catalog: Arc::new(catalog),
             limits,
-            access: std::sync::OnceLock::new(),
+            access,
         }))
-    }
-
-    /// Sets how each principal's SQL access is found (once; later calls are ignored). The tools then read
-    /// for the principal of each call only what its access allows.
-    pub fn set_access(&self, access: AccessFn) {
-        let _ = self.access.set(access);
     }
 
     /// Runs a read for `principal` (see [`read_as`]).
@@ -94,7 +102,7 @@ impl SqlToolkit {
         read_as(
             &self.db,
             &self.guard,
-            self.access.get(),
+            self.access.as_ref(),
             principal,
             sql,
             params,
@@ -118,7 +126,7 @@ impl SqlToolkit {
     pub fn catalog_as(&self, principal: &Principal) -> Result<Cow<'_, Catalog>, String> {
         match self
             .access
-            .get()
+            .as_ref()
             .map(|f| f.of(principal, self.catalog.dialect))
         {
             None | Some(Ok(None)) => Ok(Cow::Borrowed(&*self.catalog)),
