@@ -152,12 +152,19 @@ impl App {
             None => (None, None),
         };
         let mut registry = ToolRegistry::builtin();
-        let declared_writes =
-            crate::declared::register(&config, &databases, &mut registry, &access).await?;
+        let declared_writes = crate::declared::register(
+            &config,
+            &databases,
+            &mut registry,
+            &access,
+            options.store.as_ref().map(RunStore::url),
+        )
+        .await?;
         let mut agents = agents::builtin(business.is_some(), domain.is_some());
         for (name, def) in &config.agents {
             agents.insert(name.clone(), def.clone());
         }
+        let config_names: BTreeSet<String> = config.databases.keys().cloned().collect();
         let app = Self {
             config,
             registry,
@@ -169,7 +176,7 @@ impl App {
             clock: options.clock,
             declared_writes,
             store: options.store,
-            database_named: options.db,
+            database_named: options.db.map(|db| absolute_sqlite(&db, &config_names)),
         };
         app.check()?;
         Ok(app)
@@ -355,6 +362,7 @@ impl App {
 
     /// Whether `principal`'s role may run the agent `name` (an error that names the agents it may run).
     pub fn may_run(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
+        self.check_role(principal)?;
         if let Some((role_name, def)) = self.role(principal)
             && let Some(agents) = &def.agents
             && !agents.iter().any(|a| a == name)
@@ -365,6 +373,24 @@ impl App {
             )));
         }
         Ok(())
+    }
+
+    /// Refuses a principal whose role this config does not define (a run saved under another config, a token
+    /// for a role since removed): without its definition nothing it may do is known, so it may do nothing.
+    pub fn check_role(&self, principal: &Principal) -> Result<(), AppError> {
+        match principal.role.as_deref() {
+            Some(role) if !self.config.roles.contains_key(role) => {
+                Err(AppError::Forbidden(format!(
+                    "the role `{role}` is not defined in this config ({}), so nothing is allowed for it; use the \
+                 config that defines it",
+                    self.config.source.as_ref().map_or_else(
+                        || "the built-in one".to_owned(),
+                        |s| s.path.display().to_string()
+                    )
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The role of `principal` with its definition (`None`: the local user without a role).
@@ -589,4 +615,29 @@ struct Models<'a> {
     audit: Option<&'a AuditTo>,
     /// The agents from the top down to the caller (empty at the top).
     path: String,
+}
+
+/// `db` as given on the command line, a relative SQLite path made absolute (so that a run saved with it is
+/// found again from another directory); a name from the config's `databases` and other URLs as they are.
+fn absolute_sqlite(db: &str, names: &BTreeSet<String>) -> String {
+    if names.contains(db) {
+        return db.to_owned();
+    }
+    let (prefix, path) = match db.strip_prefix("sqlite://") {
+        Some(path) => ("sqlite://", path),
+        None if !db.contains("://") && !db.starts_with("sqlite:") => ("", db),
+        None => return db.to_owned(),
+    };
+    let (file, query) = match path.split_once('?') {
+        Some((file, query)) => (file, format!("?{query}")),
+        None => (path, String::new()),
+    };
+    let file = Path::new(file);
+    if file.is_absolute() || file.as_os_str().is_empty() || file.to_str() == Some(":memory:") {
+        return db.to_owned();
+    }
+    match std::env::current_dir() {
+        Ok(dir) => format!("{prefix}{}{query}", dir.join(file).display()),
+        Err(_) => db.to_owned(),
+    }
 }

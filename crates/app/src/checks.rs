@@ -9,6 +9,13 @@ impl App {
     pub(crate) fn check(&self) -> Result<(), AppError> {
         for (name, def) in &self.agents {
             let from_config = self.config.agents.contains_key(name);
+            // A role governs agents by its `agents` list and tools by its `tools`: one name cannot be both.
+            if self.registry.contains(name) {
+                return Err(AppError::Config(format!(
+                    "{}: the agent `{name}` has the name of a tool; give the agent another name",
+                    self.config.locate(&["agents", name])
+                )));
+            }
             let place = |key: &str| self.config.locate(&["agents", name, key]);
             for tool in &def.tools {
                 if !self.registry.contains(tool) {

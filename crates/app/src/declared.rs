@@ -18,12 +18,20 @@ pub(crate) async fn register(
     databases: &BTreeMap<String, Arc<Database>>,
     registry: &mut ToolRegistry,
     access: &steward_sql::AccessFn,
+    running: Option<&str>,
 ) -> Result<BTreeSet<String>, AppError> {
     let mut writes = BTreeSet::new();
-    let store = config
-        .store
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}", crate::store::default_path().display()));
+    // Every store the runs may be recorded in: the one this process uses (`--store`, `STEWARD_STORE`), the
+    // config's, and the default file.
+    let stores: Vec<String> = running
+        .map(str::to_owned)
+        .into_iter()
+        .chain(config.store.clone())
+        .chain([format!(
+            "sqlite://{}",
+            crate::store::default_path().display()
+        )])
+        .collect();
     for (name, value) in &config.tools {
         let place = config.locate(&["tools", name]);
         let def: ToolDef = serde_yaml::from_value(value.clone())
@@ -34,7 +42,7 @@ pub(crate) async fn register(
             && config
                 .databases
                 .get(&sql.database)
-                .is_some_and(|url| same_database(url, &store))
+                .is_some_and(|url| stores.iter().any(|store| same_database(url, store)))
             && let Some(db) = databases.get(&sql.database)
             && let Ok(guard) = db.guard().await
             && let Ok(named) = guard.bind_named(&sql.statement)
@@ -66,13 +74,22 @@ const STORE_TABLES: &[&str] = &[
     "audit_trail",
     "pending_runs",
     "approvals",
+    "conversations",
+    "conversation_messages",
     "schema_version",
 ];
 
-/// True when two database URLs name the same database (scheme and path or authority, case and a trailing `/`
-/// aside; SQLite paths made absolute).
+/// True when two database URLs name the same database (scheme and path or authority, case, a password and a
+/// trailing `/` aside; SQLite paths made absolute).
 fn same_database(a: &str, b: &str) -> bool {
+    database_identity(a) == database_identity(b)
+}
+
+/// What names a database whatever the spelling of its URL (scheme and path or authority, case, a password and
+/// a trailing `/` aside; SQLite paths made absolute): two URLs with one identity open the same database.
+pub(crate) fn database_identity(url: &str) -> String {
     let norm = |url: &str| {
+        let url = steward_core::redact_url(url);
         let url = url.trim().trim_end_matches('/');
         match url
             .strip_prefix("sqlite://")
@@ -84,8 +101,13 @@ fn same_database(a: &str, b: &str) -> bool {
                 let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
                 format!("sqlite:{}", absolute.display())
             }
+            None if !url.contains("://") => {
+                let path = std::path::Path::new(url);
+                let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                format!("sqlite:{}", absolute.display())
+            }
             None => url.to_ascii_lowercase(),
         }
     };
-    norm(a) == norm(b)
+    norm(url)
 }

@@ -227,6 +227,7 @@ impl App {
         model: Arc<dyn Model>,
     ) -> Result<Checked, AppError> {
         let origin = surface.as_str();
+        self.check_role(principal)?;
         let policy = self.policy(principal);
         let tool = self.tool_for(principal, &call.name, model)?;
         let trusted = self.trusted(self.role(principal).map(|(_, def)| def));

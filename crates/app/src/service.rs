@@ -142,8 +142,10 @@ impl App {
         let model = options.models.model.clone();
         let context = RunContext {
             database: self.database_named.clone(),
+            database_identity: self.database_identity(),
             model: options.choice.spec.clone(),
             config: Some(self.fingerprint()),
+            config_file: self.config_file(),
             surface: Some(options.surface.as_str().to_owned()),
         };
         let recorder = match (&self.store, options.record) {
@@ -223,29 +225,62 @@ impl App {
         Ok((decisions, undecided))
     }
 
-    /// What differs between the context a parked run ran under and this app's: a changed config or database,
-    /// in words (empty: nothing).
+    /// What names this app's business database (see `declared::database_identity`).
+    fn database_identity(&self) -> Option<String> {
+        self.business()
+            .map(|b| crate::declared::database_identity(&b.url))
+    }
+
+    /// The config file this app was built from.
+    fn config_file(&self) -> Option<String> {
+        self.config().source.as_ref().map(|s| {
+            std::fs::canonicalize(&s.path)
+                .unwrap_or_else(|_| s.path.clone())
+                .display()
+                .to_string()
+        })
+    }
+
+    /// Refuses to take up a parked run on another database than the one it ran on (its rows were read there,
+    /// its previews made there): the error names both and says how to resume it where it ran.
+    pub fn check_same_database(&self, context: &RunContext) -> Result<(), AppError> {
+        let now = self.database_identity();
+        match &context.database_identity {
+            Some(then) if Some(then) != now.as_ref() => Err(AppError::Conflict(format!(
+                "the run waited on the database {then}, and this would resume it on {}; resume it where it ran \
+                 (`steward runs resume ID --db {}`{})",
+                now.as_deref().unwrap_or("no database"),
+                context
+                    .database
+                    .as_deref()
+                    .map_or_else(|| then.clone(), steward_core::redact_url),
+                context
+                    .config_file
+                    .as_deref()
+                    .map(|c| format!(" -c {c}"))
+                    .unwrap_or_default()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// What differs between the config a parked run ran under and this app's, in words (empty: nothing).
     pub fn changes_since(&self, context: &RunContext) -> Vec<String> {
         let mut changes = Vec::new();
         if let Some(then) = &context.config
             && *then != self.fingerprint()
         {
-            changes.push(
-                "the config changed since the run waited (its roles, tools or agents may differ now)"
-                    .to_owned(),
-            );
-        }
-        if context.database != self.database_named {
-            let name = |d: &Option<String>| {
-                d.as_deref().map_or_else(
-                    || "the default database".to_owned(),
-                    steward_core::redact_url,
-                )
+            let file = match (&context.config_file, self.config_file()) {
+                (Some(then), Some(now)) if *then != now => {
+                    format!(" (it waited under {then}; this is {now})")
+                }
+                (Some(then), None) => {
+                    format!(" (it waited under {then}; this is the built-in config)")
+                }
+                _ => String::new(),
             };
             changes.push(format!(
-                "the run waited on {} and goes on with {}",
-                name(&context.database),
-                name(&self.database_named)
+                "the config changed since the run waited{file}: its roles, tools or agents may differ now"
             ));
         }
         changes

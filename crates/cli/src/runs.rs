@@ -229,6 +229,7 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
         },
     )
     .await?;
+    session.app.check_same_database(&pending.context)?;
     for change in session.app.changes_since(&pending.context) {
         note!("{} {change}", Style::stderr().warn("note:"));
     }

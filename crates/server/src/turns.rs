@@ -433,6 +433,11 @@ pub(crate) async fn decide(
         .as_ref()
         .and_then(|c| serde_json::from_value(c.settings.clone()).ok())
         .unwrap_or_default();
+    // A run parked on another database (by `steward ask --db …`) is resumed where it ran, not here.
+    shared.app.check_same_database(&pending.context)?;
+    for change in shared.app.changes_since(&pending.context) {
+        tracing::warn!(run_id = %pending.run_id, "resuming: {change}");
+    }
     let question = first_input(&pending.run);
     // What earlier turns read, and what the run had read before it waited, still count.
     let inherited = match &conversation {

@@ -82,9 +82,15 @@ pub struct RunContext {
     /// choose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What names the database the run read and wrote (its URL without a password, SQLite paths absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_identity: Option<String>,
     /// A fingerprint of the config the run ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
+    /// The config file it was read from (`None`: the built-in config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_file: Option<String>,
     /// Where the run came from (`cli`, `api`, `v1`, `mcp`, `eval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,

@@ -40,6 +40,8 @@ struct OpenCall {
     asked: Option<String>,
     /// `approved` once a person approved it, with who did.
     approved_by: Option<String>,
+    /// The person changed the arguments when approving (`arguments` are theirs).
+    edited: bool,
 }
 
 impl OpenCall {
@@ -50,6 +52,7 @@ impl OpenCall {
             arguments: call.arguments.clone(),
             asked: Some(reason.to_owned()),
             approved_by: None,
+            edited: false,
         }
     }
 
@@ -60,6 +63,7 @@ impl OpenCall {
             arguments: arguments.to_owned(),
             asked: None,
             approved_by: None,
+            edited: false,
         }
     }
 }
@@ -131,7 +135,12 @@ impl Trail {
                 {
                     self.open(run_id, call_id, call);
                 }
-                settled.extend(self.decided(&caller, run_id, call_id, approval, at));
+                // Who decided: the person recorded with the saved approval (an administrator may decide another
+                // principal's call), else the run's principal, who was asked at a terminal.
+                let by = decided_by(tx, run_id, call_id)
+                    .await?
+                    .unwrap_or_else(|| caller.principal.clone());
+                settled.extend(self.decided(&caller, run_id, call_id, approval, &by, at));
             }
             Event::ToolCall { call, .. } => self.started(run_id, call),
             Event::ToolResult {
@@ -215,6 +224,7 @@ impl Trail {
         run_id: &str,
         call_id: &str,
         approval: &Approval,
+        by: &str,
         at: DateTime<Utc>,
     ) -> Option<AuditRecord> {
         let key = (run_id.to_owned(), call_id.to_owned());
@@ -224,12 +234,17 @@ impl Trail {
                 let mut record = settle(caller, run_id, call_id, call, Status::Rejected, at);
                 record.approval = Some("rejected".to_owned());
                 record.approval_reason = reason.clone();
-                record.approved_by = Some(caller.principal.clone());
+                record.approved_by = Some(by.to_owned());
                 Some(record)
             }
-            _ => {
+            other => {
                 if let Some(call) = self.open.get_mut(&key) {
-                    call.approved_by = Some(caller.principal.clone());
+                    call.approved_by = Some(by.to_owned());
+                    // The call runs with the arguments the person gave: the record says what ran.
+                    if let Approval::Edit { arguments } = other {
+                        call.arguments = arguments.to_string();
+                        call.edited = true;
+                    }
                 }
                 None
             }
@@ -313,7 +328,10 @@ fn settle(
         arguments: call.arguments,
         decision: if waited { "approval" } else { "allowed" }.to_owned(),
         decision_reason: call.asked,
-        approval: call.approved_by.is_some().then(|| "approved".to_owned()),
+        approval: call
+            .approved_by
+            .is_some()
+            .then(|| if call.edited { "edited" } else { "approved" }.to_owned()),
         approval_reason: None,
         approved_by: call.approved_by,
         status: status.as_str().to_owned(),
@@ -346,6 +364,29 @@ async fn requested(
         }
     }
     Ok(None)
+}
+
+/// Who decided the waiting call `call_id` of `run_id`, as the saved approval records it: a sub-run's calls are
+/// saved under the top run, qualified by the call that started the sub-run (`top/a1` + `e1` is `top`, `a1/e1`).
+async fn decided_by(
+    tx: &mut Tx,
+    run_id: &str,
+    call_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let (top, qualified) = match run_id.split_once('/') {
+        Some((top, rest)) => (top.to_owned(), format!("{rest}/{call_id}")),
+        None => (run_id.to_owned(), call_id.to_owned()),
+    };
+    let rows = tx
+        .fetch(
+            "SELECT decided_by FROM approvals WHERE run_id = $1 AND call_id = $2",
+            vec![Arg::from(top.as_str()), Arg::from(qualified.as_str())],
+        )
+        .await?;
+    Ok(match rows.first() {
+        Some(row) => row.text(0)?,
+        None => None,
+    })
 }
 
 /// The arguments of a call as stored with it (empty when it is not stored).

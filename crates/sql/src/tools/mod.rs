@@ -56,7 +56,13 @@ impl SqlToolkit {
 
     /// A toolkit over `db` whose tools read for the principal of each call only what `access` allows it.
     pub async fn with_access(db: Arc<Database>, access: AccessFn) -> Result<Arc<Self>, SqlError> {
-        Self::build(db, GuardPolicy::default(), QueryLimits::default(), Some(access)).await
+        Self::build(
+            db,
+            GuardPolicy::default(),
+            QueryLimits::default(),
+            Some(access),
+        )
+        .await
     }
 
     /// A toolkit with table and column allowlists and query limits.
