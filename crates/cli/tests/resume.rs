@@ -200,7 +200,13 @@ async fn a_resume_never_lands_on_another_database_or_loses_its_role() {
     .output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(count("Relative"), "1", "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        count("Relative"),
+        "1",
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
 
     // Resumed on another database: refused, naming both, and nothing is written anywhere.
     let (_model, run) = parked(&config, &data, &dir, &db, "Moved").await;
