@@ -17,7 +17,7 @@
 //! let principal = Principal::local();
 //! let call = ToolCall::new("c1", "run_sql", r#"{"sql": "SELECT 1"}"#);
 //! let model = Arc::new(ScriptedModel::new([]));
-//! match app.check_call(Surface::Cli, &principal, call, model).await? {
+//! match app.check_call(Surface::Cli, &principal, call, model, None).await? {
 //!     Checked::Allowed(call) => println!("{:?}", call.run().await),
 //!     Checked::NeedsApproval(call, reason) => println!("`{}` waits: {reason}", call.call().name),
 //!     Checked::Refused(refusal) => println!("{}", refusal.message()),
@@ -86,6 +86,8 @@ pub struct DirectCall {
     ctx: ToolContext,
     /// Its results are data from outside the run (see [`DirectCall::marking_data`]).
     reads_data: bool,
+    /// Its result is data from outside (whether or not it is marked): a session that made it has read data.
+    taints: bool,
     /// Where it is chained in the audit trail (`None`: no run store).
     audit: Option<AuditTo>,
     /// Why it waited for approval, and who approved it.
@@ -111,6 +113,12 @@ impl DirectCall {
     /// The tool's spec.
     pub fn spec(&self) -> &ToolSpec {
         self.tool.spec()
+    }
+
+    /// True when running this call reads data from outside (rows, a response): a session that makes it should
+    /// pass the tool's name as `tainted_by` to its later calls (see [`App::check_call`]).
+    pub fn reads_outside_data(&self) -> bool {
+        self.taints
     }
 
     /// The validated arguments the tool runs with.
@@ -219,16 +227,19 @@ impl App {
     /// arguments must pass its schema, and the role's policy (see [`App::policy`]) decides for `principal`.
     /// `surface` names where the call comes from: the tool sees it as the run and the agent, and the audit
     /// trail keeps it; a refusal is chained there at once. `model` drives tools that call a model themselves.
+    /// `tainted_by` names a tool whose outside data the caller's session read before (an MCP session): a write
+    /// then waits for approval, as in a run.
     pub async fn check_call(
         &self,
         surface: Surface,
         principal: &Principal,
         call: ToolCall,
         model: Arc<dyn Model>,
+        tainted_by: Option<&str>,
     ) -> Result<Checked, AppError> {
         let origin = surface.as_str();
         self.check_role(principal)?;
-        let policy = self.policy(principal);
+        let policy = self.policy_tainted(principal, tainted_by);
         let tool = self.tool_for(principal, &call.name, model)?;
         let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
         let reads_data = reads_data(tool.spec(), &trusted);
@@ -257,6 +268,7 @@ impl App {
             args,
             ctx,
             reads_data,
+            taints: reads_data,
             audit,
             approval: None,
         };

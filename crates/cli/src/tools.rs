@@ -267,7 +267,7 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     // The same checks as a run's: the schema, then the role's tools, its approvals, write tools declared in the
     // config.
     let checked = match app
-        .check_call(Surface::Cli, &principal, call, Arc::new(NoModel))
+        .check_call(Surface::Cli, &principal, call, Arc::new(NoModel), None)
         .await
     {
         Ok(checked) => checked,

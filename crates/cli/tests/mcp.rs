@@ -140,8 +140,36 @@ fn an_mcp_client_over_stdio_lists_calls_and_is_refused_as_a_model_is() {
         calls[2]
     );
     assert_eq!(sqlite3(&db, "SELECT count(*) FROM orders"), orders);
-    // A write without a role runs, once.
-    assert_eq!(calls[3]["is_error"], false, "{}", calls[3]);
+    // A write after the session read rows (get_order's) waits for approval, as in a run: over MCP no one can
+    // give it, so it does not run.
+    assert_eq!(calls[3]["is_error"], true, "{}", calls[3]);
+    assert!(
+        calls[3]["text"]
+            .as_str()
+            .unwrap()
+            .contains("write after untrusted data"),
+        "{}",
+        calls[3]
+    );
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM tasks WHERE title = 'Call the roaster about MCP'"
+        ),
+        "0"
+    );
+    // In a session that read nothing, the same write runs, once.
+    let fresh = client(
+        &python,
+        &["--db", &db, "--no-store"],
+        json!({"mode": "auto", "calls": [
+            {"name": "add_task", "arguments": {"title": "Call the roaster about MCP"}}]}),
+    );
+    assert_eq!(
+        fresh["calls"][0]["is_error"], false,
+        "{}",
+        fresh["calls"][0]
+    );
     assert_eq!(
         sqlite3(
             &db,

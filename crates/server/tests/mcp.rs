@@ -74,6 +74,7 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
             &ada,
             ToolCall::new("c", "run_sql", "{}"),
             Arc::new(ScriptedModel::new([])),
+            None,
         )
         .await
         .unwrap()

@@ -63,6 +63,9 @@ pub struct McpServer {
     models: Arc<ModelCache>,
     fallback: Principal,
     limits: Limits,
+    /// The tool whose outside data each principal read through this server (a stdio session is one process;
+    /// over HTTP, every request of the principal shares it): its later writes wait for approval.
+    tainted: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -125,11 +128,30 @@ impl McpServer {
             choice: models,
             models: Arc::new(ModelCache::default()),
             fallback,
+            tainted: Arc::default(),
             limits: Limits {
                 time_limit: Some(Duration::from_secs(600)),
                 ..Limits::default()
             },
         }
+    }
+
+    /// The tool whose outside data `principal` read through this server, if any.
+    pub(crate) fn tainted_by(&self, principal: &Principal) -> Option<String> {
+        self.tainted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&principal.name)
+            .cloned()
+    }
+
+    /// Remembers that `principal` read outside data through `tool`.
+    pub(crate) fn taint(&self, principal: &Principal, tool: &str) {
+        self.tainted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(principal.name.clone())
+            .or_insert_with(|| tool.to_owned());
     }
 
     /// The same server with these limits for `ask_database`'s runs (default: 20 steps, 600 s).

@@ -101,8 +101,16 @@ pub(super) async fn call(
         name,
         Value::Object(arguments).to_string(),
     );
+    // What this principal's session read before: its writes wait for approval after outside data.
+    let tainted_by = server.tainted_by(principal);
     let checked = match app
-        .check_call(Surface::Mcp, principal, call, no_model())
+        .check_call(
+            Surface::Mcp,
+            principal,
+            call,
+            no_model(),
+            tainted_by.as_deref(),
+        )
         .await
     {
         Ok(checked) => checked,
@@ -142,15 +150,22 @@ pub(super) async fn call(
             error(&message)
         }
         // What the tool returns reaches the client as a model in a run sees it: data marked as data.
-        Checked::Allowed(call) => match call.marking_data().run().await {
-            Ok(output) => success(output),
-            Err(e) => {
-                if let Some(diagnostic) = &e.diagnostic {
-                    log_diagnostic(name, diagnostic);
-                }
-                error(&e.message)
+        Checked::Allowed(call) => {
+            let reads = call.reads_outside_data().then(|| call.call().name.clone());
+            let result = call.marking_data().run().await;
+            if let (Some(tool), Ok(_)) = (reads, &result) {
+                server.taint(principal, &tool);
             }
-        },
+            match result {
+                Ok(output) => success(output),
+                Err(e) => {
+                    if let Some(diagnostic) = &e.diagnostic {
+                        log_diagnostic(name, diagnostic);
+                    }
+                    error(&e.message)
+                }
+            }
+        }
     })
 }
 
