@@ -13,7 +13,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Postgres, Row as _, Sqlite, Transaction};
 
 use super::StoreError;
-use super::sqlite_pool::{SqliteProbeFailure, SqliteStore, WRITE_PROBE, WriteTurn};
+use super::sqlite_pool::{SqliteProbeFailure, SqliteStore, WRITE_PROBE};
 
 /// A value bound to a statement.
 #[derive(Clone, Debug)]
@@ -84,10 +84,9 @@ pub(crate) enum Pool {
 }
 
 /// A write transaction of either engine; dropped without [`Tx::commit`], it rolls back. A SQLite
-/// transaction keeps its store, to report a fault of the file to it, and this process's turn to write (let go
-/// once the transaction ends).
+/// transaction keeps its store, to report a fault of the file to it.
 pub(crate) enum Tx {
-    Sqlite(Transaction<'static, Sqlite>, SqliteStore, WriteTurn),
+    Sqlite(Transaction<'static, Sqlite>, SqliteStore),
     Postgres(Transaction<'static, Postgres>),
 }
 
@@ -169,10 +168,7 @@ impl Pool {
     /// busy timeout for other writers instead of failing half-way.
     pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Self::Sqlite(store) => {
-                let (tx, turn) = store.begin().await?;
-                Tx::Sqlite(tx, store.clone(), turn)
-            }
+            Self::Sqlite(store) => Tx::Sqlite(store.begin().await?, store.clone()),
             Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
         })
     }
@@ -251,7 +247,7 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<u64, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx, store, _) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .execute(&mut **tx)
                 .await
                 .map_err(|e| store.fail(e))?
@@ -271,7 +267,7 @@ impl Tx {
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
         Ok(match self {
-            Self::Sqlite(tx, store, _) => bind_all!(sqlx::query(sql), args, sqlite_time)
+            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
                 .fetch_all(&mut **tx)
                 .await
                 .map_err(|e| store.fail(e))?
@@ -291,7 +287,7 @@ impl Tx {
     /// Runs a script of several statements without parameters (a migration).
     pub(crate) async fn script(&mut self, sql: &'static str) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx, store, _) => {
+            Self::Sqlite(tx, store) => {
                 sqlx::raw_sql(sql)
                     .execute(&mut **tx)
                     .await
@@ -312,11 +308,7 @@ impl Tx {
     /// Commits.
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
         match self {
-            Self::Sqlite(tx, store, turn) => {
-                let committed = tx.commit().await.map_err(|e| store.fail(e));
-                drop(turn);
-                committed
-            }
+            Self::Sqlite(tx, store) => tx.commit().await.map_err(|e| store.fail(e)),
             Self::Postgres(tx) => tx.commit().await.map_err(db),
         }
     }

@@ -25,14 +25,8 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions as _, Connection as _, Sqlite, SqliteConnection, Transaction};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
 use super::StoreError;
 use super::engine::{one_line, plain};
-
-/// This process's turn to write a SQLite store: held for a write transaction's whole life (see
-/// [`SqliteStore::begin`]).
-pub(crate) type WriteTurn = OwnedSemaphorePermit;
 
 /// A statement that changes nothing but needs a connection that can write: SQLite refuses it on a
 /// connection it opened read-only, PostgreSQL in a read-only transaction or on a standby.
@@ -129,9 +123,6 @@ struct Shared {
     /// A connection failed in a way that may leave it unable to write (see the module's docs).
     suspect: AtomicBool,
     closed: AtomicBool,
-    /// One write transaction of this process at a time, taken in the order they ask (see
-    /// [`SqliteStore::begin`]).
-    writes: Arc<Semaphore>,
 }
 
 /// True when `options` name a database in memory.
@@ -187,7 +178,6 @@ impl SqliteStore {
             pool: RwLock::new(pool),
             suspect: AtomicBool::new(false),
             closed: AtomicBool::new(false),
-            writes: Arc::new(Semaphore::new(1)),
         })))
     }
 
@@ -258,25 +248,14 @@ impl SqliteStore {
 
     /// Begins a write transaction (`BEGIN IMMEDIATE`). When the pool is suspect, it is renewed first and the
     /// transaction's connection must pass [`WRITE_PROBE`] (renewed once more when it does not).
-    ///
-    /// SQLite lets one connection write at a time, and a connection that finds the lock taken sleeps in its
-    /// busy handler (1 ms, 2 ms, 5 ms, … up to 100 ms) and holds one of the pool's few connections meanwhile:
-    /// with many runs writing at once, most of the time went to those sleeps. So this process's writers take
-    /// their turn here first, in the order they ask, and only then a connection and the lock; the busy
-    /// timeout is left to wait for other processes. The turn is held until the transaction ends (it is kept
-    /// with it, in [`WriteTurn`]); waiting for it counts against the same timeout as SQLite's busy wait.
-    pub(crate) async fn begin(
-        &self,
-    ) -> Result<(Transaction<'static, Sqlite>, WriteTurn), StoreError> {
+    pub(crate) async fn begin(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
         self.check_file().map_err(|f| f.error())?;
-        let turn = self.write_turn().await?;
         if !self.0.suspect.load(Ordering::Acquire) {
-            let tx = self
+            return self
                 .pool()
                 .begin_with("BEGIN IMMEDIATE")
                 .await
-                .map_err(|e| self.fail(e))?;
-            return Ok((tx, turn));
+                .map_err(|e| self.fail(e));
         }
         let mut last = None;
         for _ in 0..2 {
@@ -289,7 +268,7 @@ impl SqliteStore {
             match sqlx::query(WRITE_PROBE).execute(&mut *tx).await {
                 Ok(_) => {
                     self.0.suspect.store(false, Ordering::Release);
-                    return Ok((tx, turn));
+                    return Ok(tx);
                 }
                 Err(e) if is_file_fault(&e) => last = Some(e),
                 Err(e) => return Err(self.fail(e)),
@@ -299,25 +278,6 @@ impl SqliteStore {
             Some(e) => self.fail(e),
             None => StoreError::Database("the store could not be written".to_owned()),
         })
-    }
-
-    /// Waits for this process's turn to write, as long as SQLite would wait for the lock.
-    async fn write_turn(&self) -> Result<WriteTurn, StoreError> {
-        let waited = tokio::time::timeout(
-            self.0.acquire_timeout,
-            self.0.writes.clone().acquire_owned(),
-        )
-        .await;
-        match waited {
-            Ok(Ok(turn)) => Ok(turn),
-            Ok(Err(_)) => Err(StoreError::Database(
-                "the store is closed: nothing more is written to it".to_owned(),
-            )),
-            Err(_) => Err(StoreError::Database(format!(
-                "database is locked: this process's other writes to the store held it for {} s",
-                self.0.acquire_timeout.as_secs()
-            ))),
-        }
     }
 
     /// Proves, on a connection of its own (not one of the pool's, which may have been opened before the
