@@ -60,6 +60,11 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
 
+    /// Record the agent's runs in this run store (sqlite://path or postgres://…), with every tool call in its
+    /// audit trail (as `eval`). Default: not recorded — a benchmark's thousands of runs stay out of the store.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+
     /// The agent that answers (default: analyst, the text-to-SQL agent).
     #[arg(short, long, value_name = "NAME")]
     agent: Option<String>,
@@ -220,7 +225,13 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
                 .context("cannot use the predictions file")?,
         ),
         None => Source::Agent(Box::new(
-            agent::Agents::open(&distinct, &args.model, args.agent.as_deref()).await?,
+            agent::Agents::open(
+                &distinct,
+                &args.model,
+                args.agent.as_deref(),
+                args.store.as_deref(),
+            )
+            .await?,
         )),
     };
     let results = match &args.results {

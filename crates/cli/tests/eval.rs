@@ -662,3 +662,45 @@ async fn a_structured_query_and_an_answer_without_sql_are_scored_too() {
     assert!(answered["predicted_sql"].is_null());
     assert_eq!(answered["attempts"], 0);
 }
+
+/// With `--store`, an eval's runs go through the same recorded path as any other surface: each tool call is in
+/// the audit trail, marked `eval`, for the eval's principal.
+#[tokio::test]
+async fn an_eval_with_a_store_is_in_the_audit_trail() {
+    let (dir, db) = demo_in("eval-store");
+    let dataset = format!("{dir}/q.yaml");
+    std::fs::write(&dataset, STRUCTURED_AND_ANSWERED).unwrap();
+    let query_table = r#"{"table": "products", "columns": ["name"], "filters": [{"column": "category", "op": "eq", "value": "Grinders"}]}"#;
+    let server = mock_openai(vec![
+        tool_reply("call_1", "query_table", query_table),
+        text_reply("We sell these grinders."),
+        text_reply("Customer 1's email address is ada.lovelace@example.com."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let store = format!("{dir}/store.sqlite");
+    let out = steward(
+        &[
+            "eval",
+            "--dataset",
+            &dataset,
+            "--db",
+            &db,
+            "--model",
+            "openai:gpt-4o-mini",
+            "--store",
+            &store,
+        ],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = steward(&["audit", "list", "--json", "--store", &store], &[], "");
+    let records: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0]["tool"], "query_table");
+    assert_eq!(records[0]["surface"], "eval");
+    assert_eq!(records[0]["status"], "ok");
+    let out = steward(&["audit", "verify", "--store", &store], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

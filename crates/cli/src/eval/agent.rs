@@ -73,16 +73,28 @@ impl Agents {
         urls: &BTreeSet<String>,
         model: &ModelArgs,
         agent: Option<&str>,
+        store: Option<&str>,
     ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
+        let store = match store {
+            Some(url) => Some(
+                crate::runs::open(&crate::runs::StoreArgs {
+                    store: Some(url.to_owned()),
+                })
+                .await?,
+            ),
+            None => None,
+        };
         let mut apps = HashMap::new();
         for url in urls {
-            let app = crate::agents::build_app(Some(url)).await.map_err(|e| {
-                e.context(format!(
-                    "cannot open {} for the agent",
-                    steward_core::redact_url(url)
-                ))
-            })?;
+            let app = crate::agents::build_app_with(Some(url), store.clone())
+                .await
+                .map_err(|e| {
+                    e.context(format!(
+                        "cannot open {} for the agent",
+                        steward_core::redact_url(url)
+                    ))
+                })?;
             apps.insert(url.clone(), Arc::new(app));
         }
         let Some(first) = urls.iter().next().and_then(|u| apps.get(u)).cloned() else {
@@ -156,11 +168,19 @@ impl Agents {
         let started = Instant::now();
         let mut run = turn.start(&question);
         let status = runner.drive(&mut run).await;
+        if let Err(e) = turn.flush().await {
+            crate::out::note!(
+                "{} the run of question {} was not recorded completely: {e}",
+                crate::style::Style::stderr().warn("warning:"),
+                item.id
+            );
+        }
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let outcome = match status {
             RunStatus::Done(outcome) => outcome,
             RunStatus::AwaitingApproval(requests) => {
                 runner.cancel(&mut run);
+                let _ = turn.flush().await;
                 let tools: Vec<&str> = requests.iter().map(|r| r.call.name.as_str()).collect();
                 return Ok(self.finish(
                     stopped(
