@@ -53,14 +53,6 @@ impl ModelChoice {
         }
     }
 
-    /// What a stored run names as its model: the spec or config name chosen, else the connected model's name.
-    pub fn describe(&self, models: &RunModels) -> String {
-        self.spec
-            .clone()
-            .or_else(|| models.name.clone())
-            .unwrap_or_else(|| models.model.name().to_owned())
-    }
-
     fn mode(&self, configured: Option<ModeDef>) -> Mode {
         match self.mode.or(configured) {
             Some(ModeDef::ReactJson) => Mode::ReactJson,
