@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use steward_core::{
-    Agent, AgentTool, HistoryBudget, Limits, Model, ModelSettings, Principal, Tool, Toolbox,
+    Agent, AgentRequest, AgentTool, HistoryBudget, Limits, Model, ModelSettings, Principal, Tool,
+    ToolSpec, Toolbox, schema_for,
 };
 use steward_domains::Domain;
 use steward_domains::common::Clock;
@@ -269,26 +270,48 @@ impl App {
         }
     }
 
-    fn deps(&self, model: Arc<dyn Model>, principal: Option<&Principal>) -> Deps {
+    fn deps(&self, principal: Option<&Principal>) -> Deps {
         Deps {
             domain: self.domain.clone(),
             kit: self.kit.clone(),
             clock: self.clock.clone(),
-            model,
             principal: principal.map(|p| Arc::new(p.clone())),
         }
     }
 
     /// The tools that can be built here (their dependencies are present), sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        let deps = self.deps(Arc::new(steward_core::ScriptedModel::new([])), None);
+        let deps = self.deps(None);
         self.registry.available(&deps).map(str::to_owned).collect()
     }
 
+    /// The spec of the tool `name` as `principal` is offered it (`None`: no one in particular, the whole
+    /// catalog's names): its name, description, parameters and annotations. No model is needed, not even for a
+    /// tool that runs one (`ask_database`).
+    pub fn tool_spec(
+        &self,
+        name: &str,
+        principal: Option<&Principal>,
+    ) -> Result<ToolSpec, AppError> {
+        self.registry.spec(name, &self.deps(principal))
+    }
+
+    /// The spec of the agent `name` used as a tool (by a router, or listed with the tools), when there is such an
+    /// agent: the spec [`AgentTool`] gives it, without building the agent or a model.
+    pub fn agent_spec(&self, name: &str) -> Option<ToolSpec> {
+        let def = self.agents.get(name)?;
+        Some(ToolSpec::new(
+            name,
+            def.description.clone(),
+            schema_for::<AgentRequest>(),
+        ))
+    }
+
     /// Builds one tool for no principal in particular (its spec offers the whole catalog's names: to show a
-    /// principal its tools, use [`App::tool_for`]); `model` drives tools that call a model (`ask_database`).
+    /// principal its tools, use [`App::tool_for`]); `model` drives tools that call a model (`ask_database`). For
+    /// its spec alone, use [`App::tool_spec`].
     pub fn tool(&self, name: &str, model: Arc<dyn Model>) -> Result<Arc<dyn Tool>, AppError> {
-        self.build_tool(name, model, None)
+        self.build_tool(name, Some(model), None)
     }
 
     /// Builds one tool as `principal` is offered it: a spec naming tables or columns (`query_table`'s) names
@@ -299,22 +322,17 @@ impl App {
         name: &str,
         model: Arc<dyn Model>,
     ) -> Result<Arc<dyn Tool>, AppError> {
-        self.build_tool(name, model, Some(principal))
+        self.build_tool(name, Some(model), Some(principal))
     }
 
-    fn build_tool(
+    /// Builds one tool; a tool that runs a model itself needs `model` ([`AppError::ToolNeeds`] without one).
+    pub(crate) fn build_tool(
         &self,
         name: &str,
-        model: Arc<dyn Model>,
+        model: Option<Arc<dyn Model>>,
         principal: Option<&Principal>,
     ) -> Result<Arc<dyn Tool>, AppError> {
-        if !self.registry.contains(name) {
-            return Err(AppError::UnknownTool {
-                name: name.to_owned(),
-                suggestion: closest(name, self.registry.names()),
-            });
-        }
-        self.registry.build(name, &self.deps(model, principal))
+        self.registry.build(name, &self.deps(principal), model)
     }
 
     /// Builds the agent `name` with its tools and sub-agents for the local user, driven by `model`; `base` limits
@@ -514,7 +532,7 @@ impl App {
             .and_then(|m| self.config.models.get(m))
             .map(ModelEntry::def)
             .unwrap_or_default();
-        let deps = self.deps(model.clone(), Some(models.principal));
+        let deps = self.deps(Some(models.principal));
         let mut tools = Toolbox::new();
         let mut specialists = String::new();
         let allowed = |list: Option<&Vec<String>>, name: &str| {
@@ -536,7 +554,7 @@ impl App {
             if !allowed(models.role.and_then(|r| r.tools.as_ref()), tool) {
                 continue;
             }
-            let built = self.registry.build(tool, &deps)?;
+            let built = self.registry.build(tool, &deps, Some(model.clone()))?;
             // What a tool reads from outside the run reaches the model marked as data.
             if crate::roles::reads_data(built.spec(), &trusted) {
                 tools.add(audited(Arc::new(crate::roles::MarkedData { inner: built })))?;
@@ -639,5 +657,35 @@ fn absolute_sqlite(db: &str, names: &BTreeSet<String>) -> String {
     match std::env::current_dir() {
         Ok(dir) => format!("{prefix}{}{query}", dir.join(file).display()),
         Err(_) => db.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use steward_core::{AgentTool, Limits, ScriptedModel, Tool as _};
+
+    use super::{App, AppOptions};
+    use crate::Config;
+
+    /// An agent's spec as a tool is known without a model, and is the one its `AgentTool` has.
+    #[tokio::test]
+    async fn an_agents_spec_as_a_tool_needs_no_model() {
+        let app = App::build(Config::default(), AppOptions::default())
+            .await
+            .unwrap();
+        let mut compared = 0;
+        for name in app.agent_names() {
+            let model = Arc::new(ScriptedModel::new([]));
+            let Ok(agent) = app.agent(name, model.clone(), None, Limits::default()) else {
+                continue;
+            };
+            let tool = AgentTool::new(Arc::new(agent), model);
+            assert_eq!(app.agent_spec(name).as_ref(), Some(tool.spec()), "{name}");
+            compared += 1;
+        }
+        assert!(compared > 0);
+        assert_eq!(app.agent_spec("nobody"), None);
     }
 }

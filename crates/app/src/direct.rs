@@ -9,15 +9,14 @@
 //!
 //! ```no_run
 //! # async fn example(app: &steward_app::App) -> Result<(), steward_app::AppError> {
-//! use std::sync::Arc;
 //! use steward_app::Surface;
 //! use steward_app::direct::Checked;
-//! use steward_core::{Principal, ScriptedModel, ToolCall};
+//! use steward_core::{Principal, ToolCall};
 //!
 //! let principal = Principal::local();
 //! let call = ToolCall::new("c1", "run_sql", r#"{"sql": "SELECT 1"}"#);
-//! let model = Arc::new(ScriptedModel::new([]));
-//! match app.check_call(Surface::Cli, &principal, call, model, None).await? {
+//! // No model: run_sql does not run one.
+//! match app.check_call(Surface::Cli, &principal, call, None, None).await? {
 //!     Checked::Allowed(call) => println!("{:?}", call.run().await),
 //!     Checked::NeedsApproval(call, reason) => println!("`{}` waits: {reason}", call.call().name),
 //!     Checked::Refused(refusal) => println!("{}", refusal.message()),
@@ -223,10 +222,11 @@ impl DirectCall {
 
 impl App {
     /// Checks `call` as a run checks a model's call: the tool must exist here (else
-    /// [`AppError::UnknownTool`], or [`AppError::ToolNeeds`] when it needs a database this app lacks), its
-    /// arguments must pass its schema, and the role's policy (see [`App::policy`]) decides for `principal`.
-    /// `surface` names where the call comes from: the tool sees it as the run and the agent, and the audit
-    /// trail keeps it; a refusal is chained there at once. `model` drives tools that call a model themselves.
+    /// [`AppError::UnknownTool`], or [`AppError::ToolNeeds`] when it needs a database this app lacks or a model
+    /// it was not given), its arguments must pass its schema, and the role's policy (see [`App::policy`])
+    /// decides for `principal`. `surface` names where the call comes from: the tool sees it as the run and the
+    /// agent, and the audit trail keeps it; a refusal is chained there at once. `model` drives a tool that runs
+    /// a model itself (`ask_database`); the others need none.
     /// `tainted_by` names a tool whose outside data the caller's session read before (an MCP session): a write
     /// then waits for approval, as in a run.
     pub async fn check_call(
@@ -234,13 +234,13 @@ impl App {
         surface: Surface,
         principal: &Principal,
         call: ToolCall,
-        model: Arc<dyn Model>,
+        model: Option<Arc<dyn Model>>,
         tainted_by: Option<&str>,
     ) -> Result<Checked, AppError> {
         let origin = surface.as_str();
         self.check_role(principal)?;
         let policy = self.policy_tainted(principal, tainted_by);
-        let tool = self.tool_for(principal, &call.name, model)?;
+        let tool = self.build_tool(&call.name, model, Some(principal))?;
         let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
         let reads_data = reads_data(tool.spec(), &trusted);
         let audit = self.store.clone().map(|store| AuditTo { store, surface });

@@ -2,17 +2,27 @@
 //! `--db` (or `STEWARD_DB`, or the config's database, or the demo database when it exists) and `--agent`.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use clap::Args;
 use steward_app::{App, AppOptions, Config, DatabaseChoice, choose_database, demo_path};
 
-/// The `--config` every command shares (set once by `main`).
-pub(crate) static CONFIG: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// The config file a command reads, as `--config` (or `STEWARD_CONFIG`) named it: `main` takes it from the
+/// command line and hands it to the commands that read the config. It is read only when a command needs it,
+/// so a command that does not (`sql check --dialect`, `init`) works whatever the file holds.
+#[derive(Clone, Debug)]
+pub(crate) struct ConfigFile(Option<PathBuf>);
 
-/// The config file in effect.
-pub(crate) fn config() -> anyhow::Result<Config> {
-    Ok(Config::discover(CONFIG.get().and_then(Option::as_deref))?)
+impl ConfigFile {
+    /// The file `--config` names (`None`: `STEWARD_CONFIG`, else `./steward.yaml` when it exists, else the
+    /// built-in configuration).
+    pub(crate) fn new(path: Option<PathBuf>) -> Self {
+        Self(path)
+    }
+
+    /// Reads the config in effect (see [`Config::discover`]).
+    pub(crate) fn load(&self) -> anyhow::Result<Config> {
+        Ok(Config::discover(self.0.as_deref())?)
+    }
 }
 
 /// The database and agent flags of `ask` and `chat`.
@@ -72,8 +82,8 @@ impl IdentityArgs {
 /// The database URL of `schema` and `sql run`: `--db` (a URL, a SQLite path, or a name from the config's
 /// `databases`), else the config's default database, else the demo database (see
 /// [`steward_app::choose_database`]).
-pub(crate) fn resolve_db(db: Option<&str>) -> anyhow::Result<String> {
-    chosen_db(db)?.ok_or_else(|| {
+pub(crate) fn resolve_db(config: &ConfigFile, db: Option<&str>) -> anyhow::Result<String> {
+    chosen_db(config, db)?.ok_or_else(|| {
         anyhow::anyhow!(
             "no database: pass --db URL (sqlite://path, postgres://…, mysql://…), configure `databases` in \
              steward.yaml, or run `steward demo` to create the demo database"
@@ -83,12 +93,12 @@ pub(crate) fn resolve_db(db: Option<&str>) -> anyhow::Result<String> {
 
 /// The database a command uses when not told: the config's default database (or its only one), else the demo
 /// database when `steward demo` made it, else none.
-pub(crate) fn default_db() -> anyhow::Result<Option<String>> {
-    chosen_db(None)
+pub(crate) fn default_db(config: &ConfigFile) -> anyhow::Result<Option<String>> {
+    chosen_db(config, None)
 }
 
-fn chosen_db(db: Option<&str>) -> anyhow::Result<Option<String>> {
-    let config = config()?;
+fn chosen_db(config: &ConfigFile, db: Option<&str>) -> anyhow::Result<Option<String>> {
+    let config = config.load()?;
     match choose_database(&config, db, Some(&demo_path())) {
         DatabaseChoice::Named(name) => match config.databases.get(&name) {
             Some(url) => Ok(Some(url.clone())),
@@ -103,16 +113,17 @@ fn chosen_db(db: Option<&str>) -> anyhow::Result<Option<String>> {
 }
 
 /// Builds the app from the config and `--db`, with a spinner while databases open; it records nothing.
-pub(crate) async fn build_app(db: Option<&str>) -> anyhow::Result<App> {
-    build_app_with(db, None).await
+pub(crate) async fn build_app(config: &ConfigFile, db: Option<&str>) -> anyhow::Result<App> {
+    build_app_with(config, db, None).await
 }
 
 /// [`build_app`], recording runs and chaining every tool call's audit record in `store`.
 pub(crate) async fn build_app_with(
+    config: &ConfigFile,
     db: Option<&str>,
     store: Option<steward_app::store::RunStore>,
 ) -> anyhow::Result<App> {
-    let config = config()?;
+    let config = config.load()?;
     let bar = crate::db::spinner("opening the databases");
     let app = App::build(
         config,

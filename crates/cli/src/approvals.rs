@@ -7,6 +7,7 @@ use serde_json::Value;
 use steward_app::store::PendingApproval;
 use steward_core::Approval;
 
+use crate::agents::ConfigFile;
 use crate::out::{note, say};
 use crate::runs::StoreArgs;
 use crate::style::Style;
@@ -67,9 +68,9 @@ pub(crate) struct DenyArgs {
 }
 
 /// Runs `steward approvals …`.
-pub(crate) async fn run(command: ApprovalsCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: ApprovalsCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
-        ApprovalsCommand::List(args) => list(args).await,
+        ApprovalsCommand::List(args) => list(args, config).await,
         ApprovalsCommand::Approve(args) => {
             let decision = match &args.edit {
                 None => Approval::Approve,
@@ -83,19 +84,19 @@ pub(crate) async fn run(command: ApprovalsCommand) -> anyhow::Result<u8> {
                     Approval::Edit { arguments }
                 }
             };
-            decide(&args.store, &args.id, &decision).await
+            decide(config, &args.store, &args.id, &decision).await
         }
         ApprovalsCommand::Deny(args) => {
             let decision = Approval::Reject {
                 reason: args.reason.clone(),
             };
-            decide(&args.store, &args.id, &decision).await
+            decide(config, &args.store, &args.id, &decision).await
         }
     }
 }
 
-async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let store = crate::runs::open(&args.store).await?;
+async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = crate::runs::open(config, &args.store).await?;
     let approvals = store.approvals(args.all).await;
     store.close().await;
     let approvals = approvals?;
@@ -126,8 +127,13 @@ fn row(a: &PendingApproval) -> Vec<String> {
     ]
 }
 
-async fn decide(store: &StoreArgs, id: &str, decision: &Approval) -> anyhow::Result<u8> {
-    let store = crate::runs::open(store).await?;
+async fn decide(
+    config: &ConfigFile,
+    store: &StoreArgs,
+    id: &str,
+    decision: &Approval,
+) -> anyhow::Result<u8> {
+    let store = crate::runs::open(config, store).await?;
     let by = whoami();
     let decided = store.decide_approval(id, decision, &by).await;
     let waiting = match &decided {

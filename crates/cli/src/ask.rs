@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 use steward_core::Outcome;
 
-use crate::agents::AgentArgs;
+use crate::agents::{AgentArgs, ConfigFile};
 use crate::session::Session;
 use crate::setup::ModelArgs;
 use crate::{exit, session};
@@ -37,7 +37,7 @@ pub(crate) struct AskArgs {
 }
 
 /// Runs `steward ask`.
-pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
+pub(crate) async fn run(args: AskArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let question = if args.question == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -52,6 +52,7 @@ pub(crate) async fn run(args: AskArgs) -> anyhow::Result<u8> {
         anyhow::bail!("the question is empty");
     }
     let session = Session::open(
+        config,
         &args.agents,
         &args.model,
         args.trace,

@@ -4,6 +4,7 @@
 use clap::{Args, Subcommand};
 use steward_app::store::{AuditRecord, AuditReport};
 
+use crate::agents::ConfigFile;
 use crate::out::{note, say};
 use crate::runs::{StoreArgs, open};
 use crate::style::Style;
@@ -60,15 +61,15 @@ pub(crate) struct VerifyArgs {
 const BROKEN: u8 = 1;
 
 /// Runs `steward audit …`.
-pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: AuditCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
-        AuditCommand::List(args) => list(args).await,
-        AuditCommand::Verify(args) => verify(args).await,
+        AuditCommand::List(args) => list(args, config).await,
+        AuditCommand::Verify(args) => verify(args, config).await,
     }
 }
 
-async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store).await?;
+async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = open(config, &args.store).await?;
     let records = if args.all {
         store.audit_chain(args.limit, args.offset).await
     } else {
@@ -141,8 +142,8 @@ fn row(record: &AuditRecord) -> Vec<String> {
     ]
 }
 
-async fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store).await?;
+async fn verify(args: VerifyArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = open(config, &args.store).await?;
     let report = store.verify_audit().await;
     store.close().await;
     let report = report?;

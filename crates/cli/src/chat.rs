@@ -8,7 +8,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use steward_core::{Outcome, Run};
 
-use crate::agents::AgentArgs;
+use crate::agents::{AgentArgs, ConfigFile};
 use crate::session::Session;
 use crate::setup::ModelArgs;
 use crate::style::Style;
@@ -34,13 +34,18 @@ const HELP: &str = "/reset        start a new conversation
 /exit         leave (also Ctrl-D)";
 
 /// Runs `steward chat` until the user leaves.
-pub(crate) fn run(args: ChatArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
+pub(crate) fn run(
+    args: ChatArgs,
+    config: &ConfigFile,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<u8> {
     let Session {
         turn,
         trace,
         model_name,
         ..
     } = runtime.block_on(Session::open(
+        config,
         &args.agents,
         &args.model,
         args.trace,

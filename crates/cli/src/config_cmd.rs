@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 
-use crate::agents::{build_app, config};
+use crate::agents::{ConfigFile, build_app};
 use crate::exit;
 use crate::out::say;
 
@@ -26,10 +26,10 @@ pub(crate) enum ConfigCommand {
 }
 
 /// Runs `steward config …`.
-pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
         ConfigCommand::Show => {
-            let config = config()?;
+            let config = config.load()?;
             match &config.source {
                 Some(source) => say!("# {}", source.path.display()),
                 None => say!(
@@ -40,7 +40,7 @@ pub(crate) async fn run(command: ConfigCommand) -> anyhow::Result<u8> {
             Ok(exit::OK)
         }
         ConfigCommand::Check { db } => {
-            let app = build_app(db.as_deref()).await?;
+            let app = build_app(config, db.as_deref()).await?;
             // The `server:` section: tokens, their principals and roles, the OIDC key set.
             if app.config().server.is_some() {
                 steward_server::auth::Auth::from_config(app.config(), true).await?;

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use steward_domains::demo::{self, DemoConfig};
 use steward_sql::{Database, IntrospectOptions};
 
-use crate::agents::AgentArgs;
+use crate::agents::{AgentArgs, ConfigFile};
 use crate::chat::ChatArgs;
 use crate::exit;
 use crate::setup::{ModelArgs, bounded, clock};
@@ -55,7 +55,11 @@ pub(crate) struct DemoArgs {
 }
 
 /// Runs `steward demo`.
-pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
+pub(crate) fn run(
+    args: DemoArgs,
+    config: &ConfigFile,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<u8> {
     let style = Style::stderr();
     let (url, shown) = match &args.db {
         // What is shown never holds the URL's password or keys.
@@ -75,7 +79,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
         }
     };
     let today = clock()?.now().0.date_naive();
-    let config = DemoConfig {
+    let demo_config = DemoConfig {
         seed: args.seed,
         scale: args.scale,
         today,
@@ -107,7 +111,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
                     existing.join(", ")
                 );
             }
-            generate(&db, config, &shown).await?;
+            generate(&db, demo_config, &shown).await?;
         }
         let codes = demo::order_codes(&db, "IN TRANSIT", 1).await?;
         db.close().await;
@@ -141,7 +145,7 @@ pub(crate) fn run(args: DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::
                 },
                 model: args.model,
             };
-            crate::chat::run(chat, runtime)
+            crate::chat::run(chat, config, runtime)
         }
         Err(error) => {
             let db = if args.db.is_some() {

@@ -27,6 +27,7 @@ use steward_eval::{
 use steward_sql::Database;
 use tokio::task::JoinSet;
 
+use crate::agents::ConfigFile;
 use crate::exit;
 use crate::out::note;
 use crate::setup::{ModelArgs, bounded};
@@ -193,7 +194,7 @@ pub(crate) enum Fatal {
 }
 
 /// Runs `steward eval`.
-pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
+pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     if let Some(command) = args.command {
         return match command {
             EvalCommand::Retrieval(retrieval) => retrieval::run(retrieval).await,
@@ -226,6 +227,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<u8> {
         ),
         None => Source::Agent(Box::new(
             agent::Agents::open(
+                config,
                 &distinct,
                 &args.model,
                 args.agent.as_deref(),

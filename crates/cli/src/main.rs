@@ -94,7 +94,8 @@ enum Command {
 fn main() -> ExitCode {
     alloc::return_large_blocks();
     let cli = Cli::parse();
-    let _ = agents::CONFIG.set(cli.config.clone());
+    // The flags every command shares, as plain values handed to the commands that use them.
+    let config = agents::ConfigFile::new(cli.config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -106,26 +107,26 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Ask(args) => runtime.block_on(ask::run(args)),
-        Command::Chat(args) => chat::run(args, &runtime),
-        Command::Schema(args) => runtime.block_on(schema::run(args)),
-        Command::Sql(command) => runtime.block_on(sql::run(command)),
-        Command::Demo(args) => demo::run(args, &runtime),
-        Command::Tools(command) => runtime.block_on(tools::run(command)),
-        Command::Config(command) => runtime.block_on(config_cmd::run(command)),
-        Command::Runs(command) => runtime.block_on(runs::run(command)),
-        Command::Approvals(command) => runtime.block_on(approvals::run(command)),
+        Command::Ask(args) => runtime.block_on(ask::run(args, &config)),
+        Command::Chat(args) => chat::run(args, &config, &runtime),
+        Command::Schema(args) => runtime.block_on(schema::run(args, &config)),
+        Command::Sql(command) => runtime.block_on(sql::run(command, &config)),
+        Command::Demo(args) => demo::run(args, &config, &runtime),
+        Command::Tools(command) => runtime.block_on(tools::run(command, &config)),
+        Command::Config(command) => runtime.block_on(config_cmd::run(command, &config)),
+        Command::Runs(command) => runtime.block_on(runs::run(command, &config)),
+        Command::Approvals(command) => runtime.block_on(approvals::run(command, &config)),
         Command::Init(args) => runtime.block_on(init::run(args)),
-        Command::Audit(command) => runtime.block_on(audit::run(command)),
+        Command::Audit(command) => runtime.block_on(audit::run(command, &config)),
         Command::Serve(args) => {
             serve::init_logging();
-            runtime.block_on(serve::run(args))
+            runtime.block_on(serve::run(args, &config))
         }
         Command::Mcp(args) => {
             serve::init_logging();
-            runtime.block_on(mcp::run(args))
+            runtime.block_on(mcp::run(args, &config))
         }
-        Command::Eval(args) => runtime.block_on(eval::run(args)),
+        Command::Eval(args) => runtime.block_on(eval::run(args, &config)),
     };
     let code = match result {
         Ok(code) => code,

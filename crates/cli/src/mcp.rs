@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use steward_server::mcp::McpServer;
 
-use crate::agents::{IdentityArgs, build_app_with};
+use crate::agents::{ConfigFile, IdentityArgs, build_app_with};
 use crate::exit;
 use crate::out::note;
 use crate::setup::ModelArgs;
@@ -43,9 +43,9 @@ pub(crate) struct McpArgs {
 }
 
 /// Runs `steward mcp` until the client closes standard input.
-pub(crate) async fn run(args: McpArgs) -> anyhow::Result<u8> {
-    let store = crate::runs::store_for_runs(&args.store, args.no_store).await?;
-    let app = build_app_with(args.db.as_deref(), store).await?;
+pub(crate) async fn run(args: McpArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
+    let app = build_app_with(config, args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
     let server = McpServer::new(Arc::new(app), args.model.choice(), principal)
         .with_limits(args.model.limits());

@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 use steward_app::store::{RunDetail, RunStore, RunSummary, StoreObserver};
 use steward_core::Outcome;
 
+use crate::agents::ConfigFile;
 use crate::out::{note, say};
 use crate::style::Style;
 use crate::trace::Trace;
@@ -31,10 +32,10 @@ struct Chosen {
     named: bool,
 }
 
-fn choose(args: &StoreArgs) -> anyhow::Result<Chosen> {
+fn choose(config: &ConfigFile, args: &StoreArgs) -> anyhow::Result<Chosen> {
     let named = match &args.store {
         Some(url) => Some(url.clone()),
-        None => crate::agents::config()?.store,
+        None => config.load()?.store,
     };
     let url = named.as_deref().map(|url| {
         let url = url.trim();
@@ -51,22 +52,23 @@ fn choose(args: &StoreArgs) -> anyhow::Result<Chosen> {
     })
 }
 
-/// Opens the store `args` name (or the default one).
-pub(crate) async fn open(args: &StoreArgs) -> anyhow::Result<RunStore> {
-    let chosen = choose(args)?;
+/// Opens the store `args` name (or the default one: the config's, else the data directory's).
+pub(crate) async fn open(config: &ConfigFile, args: &StoreArgs) -> anyhow::Result<RunStore> {
+    let chosen = choose(config, args)?;
     Ok(RunStore::open(chosen.url.as_deref()).await?)
 }
 
 /// The store that records the runs of `ask`, `chat` and `tools call`: `None` with `--no-store`, or when the
 /// default store cannot be opened (said on standard error; a store the user named must open).
 pub(crate) async fn store_for_runs(
+    config: &ConfigFile,
     args: &StoreArgs,
     no_store: bool,
 ) -> anyhow::Result<Option<RunStore>> {
     if no_store {
         return Ok(None);
     }
-    let chosen = choose(args)?;
+    let chosen = choose(config, args)?;
     match RunStore::open(chosen.url.as_deref()).await {
         Ok(store) => Ok(Some(store)),
         Err(e) if chosen.named => Err(e.into()),
@@ -177,16 +179,16 @@ pub(crate) struct ShowArgs {
 }
 
 /// Runs `steward runs …`.
-pub(crate) async fn run(command: RunsCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: RunsCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
-        RunsCommand::List(args) => list(args).await,
-        RunsCommand::Show(args) => show(args).await,
-        RunsCommand::Resume(args) => resume(args).await,
+        RunsCommand::List(args) => list(args, config).await,
+        RunsCommand::Show(args) => show(args, config).await,
+        RunsCommand::Resume(args) => resume(args, config).await,
     }
 }
 
-async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store).await?;
+async fn resume(args: ResumeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = open(config, &args.store).await?;
     let pending = store.pending_run(&args.id).await?;
     if let Some(at) = pending.resumed_at {
         anyhow::bail!(
@@ -218,6 +220,7 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
         model.model = pending.context.model.clone();
     }
     let session = crate::session::Session::open_as(
+        config,
         &agents,
         &model,
         args.trace,
@@ -248,8 +251,8 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
     crate::ask::conclude(&session, &mut run, args.json).await
 }
 
-async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store).await?;
+async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = open(config, &args.store).await?;
     let runs = store.list(args.limit, args.offset).await;
     store.close().await;
     let runs = runs?;
@@ -300,8 +303,8 @@ fn row(run: &RunSummary) -> Vec<String> {
     ]
 }
 
-async fn show(args: ShowArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store).await?;
+async fn show(args: ShowArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = open(config, &args.store).await?;
     let detail = fetch(&store, &args.id).await;
     store.close().await;
     let detail = detail?;

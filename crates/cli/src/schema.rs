@@ -6,6 +6,7 @@ use crate::out::{note, say};
 use clap::Args;
 use steward_sql::{schema_context, visible_to};
 
+use crate::agents::ConfigFile;
 use crate::{db, exit};
 
 /// Arguments of `steward schema`.
@@ -45,10 +46,10 @@ pub(crate) struct SchemaArgs {
 }
 
 /// Runs `steward schema`.
-pub(crate) async fn run(args: SchemaArgs) -> anyhow::Result<u8> {
-    let url = crate::agents::resolve_db(args.db.as_deref())?;
+pub(crate) async fn run(args: SchemaArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let url = crate::agents::resolve_db(config, args.db.as_deref())?;
     // The schema as the principal's model sees it: what its role may read, and nothing of others' rows.
-    let config = crate::agents::config()?;
+    let config = config.load()?;
     let principal = args.identity.principal(&config)?;
     let access = steward_app::roles::access_fn(&config.roles);
     let (db, catalog) = db::open(&url).await?;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
+use crate::agents::{ConfigFile, build_app_with};
 use crate::out::{note, say};
 use crate::runs::StoreArgs;
 use crate::setup::ModelArgs;
@@ -76,13 +77,12 @@ pub(crate) fn init_logging() {
 }
 
 /// Runs `steward serve`.
-pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<u8> {
+pub(crate) async fn run(args: ServeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     if let Some(ServeCommand::Token(token)) = args.command {
         return make_token(&token);
     }
-    let store = crate::runs::open(&args.store).await?;
-    let app =
-        Arc::new(crate::agents::build_app_with(args.db.as_deref(), Some(store.clone())).await?);
+    let store = crate::runs::open(config, &args.store).await?;
+    let app = Arc::new(build_app_with(config, args.db.as_deref(), Some(store.clone())).await?);
     let bind = args
         .bind
         .clone()

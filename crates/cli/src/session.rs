@@ -9,7 +9,7 @@ use std::sync::Arc;
 use steward_app::{App, Surface, Turn, TurnOptions};
 use steward_core::{Approval, ApprovalRequest, EventLog, Outcome, Run, RunStatus};
 
-use crate::agents::{AgentArgs, build_app_with};
+use crate::agents::{AgentArgs, ConfigFile, build_app_with};
 use crate::style::Style;
 
 /// How driving a run ended.
@@ -171,17 +171,28 @@ pub(crate) struct Resuming {
 impl Session {
     /// Builds the app, connects the model and assembles the turn; `question` ranks the analyst's schema.
     pub(crate) async fn open(
+        config: &ConfigFile,
         agents: &AgentArgs,
         model: &crate::setup::ModelArgs,
         trace: bool,
         stream: bool,
         question: Option<&str>,
     ) -> anyhow::Result<Self> {
-        Self::open_as(agents, model, trace, stream, question, Resuming::default()).await
+        Self::open_as(
+            config,
+            agents,
+            model,
+            trace,
+            stream,
+            question,
+            Resuming::default(),
+        )
+        .await
     }
 
     /// [`Session::open`] for a resumed run's principal and taint, when given.
     pub(crate) async fn open_as(
+        config: &ConfigFile,
         agents: &AgentArgs,
         model: &crate::setup::ModelArgs,
         trace: bool,
@@ -190,8 +201,8 @@ impl Session {
         resuming: Resuming,
     ) -> anyhow::Result<Self> {
         let prices = model.prices()?;
-        let store = crate::runs::store_for_runs(&agents.store, agents.no_store).await?;
-        let app = Arc::new(build_app_with(agents.db.as_deref(), store).await?);
+        let store = crate::runs::store_for_runs(config, &agents.store, agents.no_store).await?;
+        let app = Arc::new(build_app_with(config, agents.db.as_deref(), store).await?);
         let principal = match resuming.principal {
             Some(principal) => principal,
             None => agents.identity.principal(app.config())?,

@@ -9,6 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError};
 
+use crate::agents::{ConfigFile, default_db, resolve_db};
 use crate::format::{Format, note_truncated, print_table};
 
 use crate::setup::bounded;
@@ -130,17 +131,17 @@ async fn live_guard(url: &str) -> anyhow::Result<Guard> {
 }
 
 /// Runs `steward sql …`.
-pub(crate) async fn run(command: SqlCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: SqlCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
-        SqlCommand::Check(args) => check(args).await,
-        SqlCommand::Run(args) => run_sql(args).await,
+        SqlCommand::Check(args) => check(args, config).await,
+        SqlCommand::Run(args) => run_sql(args, config).await,
     }
 }
 
-async fn check(args: CheckArgs) -> anyhow::Result<u8> {
+async fn check(args: CheckArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let guard = match (&args.db, args.dialect) {
-        (Some(db), _) => live_guard(&crate::agents::resolve_db(Some(db))?).await?,
+        (Some(db), _) => live_guard(&resolve_db(config, Some(db))?).await?,
         (None, Some(dialect)) => Guard::new(match dialect {
             DialectArg::Postgres => Dialect::Postgres,
             DialectArg::Mysql => Dialect::Mysql,
@@ -152,8 +153,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<u8> {
                 .ok()
                 .filter(|v| !v.trim().is_empty());
             let url = match from_env {
-                Some(db) => Some(crate::agents::resolve_db(Some(&db))?),
-                None => crate::agents::default_db()?,
+                Some(db) => Some(resolve_db(config, Some(&db))?),
+                None => default_db(config)?,
             };
             match url {
                 Some(url) => {
@@ -220,10 +221,10 @@ async fn check(args: CheckArgs) -> anyhow::Result<u8> {
     Ok(if verdict.allowed { exit::OK } else { REFUSED })
 }
 
-async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
+async fn run_sql(args: RunArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let format = Format::pick(args.format, args.json)?;
     let sql = read_sql(&args.sql)?;
-    let url = crate::agents::resolve_db(args.db.as_deref())?;
+    let url = resolve_db(config, args.db.as_deref())?;
     let db = db::connect(&url).await?;
     db::note_privileges(&db);
     let guard = db.guard().await?;
@@ -234,7 +235,7 @@ async fn run_sql(args: RunArgs) -> anyhow::Result<u8> {
         ..QueryLimits::default()
     };
     // A principal or role reads only what its role's `sql` rules allow, rows filtered.
-    let config = crate::agents::config()?;
+    let config = config.load()?;
     let principal = args.identity.principal(&config)?;
     let access = steward_app::roles::access_fn(&config.roles);
     let bar = db::spinner("running the query");

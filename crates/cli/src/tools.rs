@@ -3,21 +3,16 @@
 
 use crate::out::{note, say};
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::bail;
-use async_trait::async_trait;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use steward_app::Surface;
 use steward_app::direct::{Checked, DirectCall};
-use steward_core::{
-    Approval, Limits, Model, ModelError, ModelRequest, ModelResponse, SchemaStyle, ToolCall,
-    ToolData, ToolOutput,
-};
+use steward_core::{Approval, SchemaStyle, ToolCall, ToolData, ToolOutput};
 
-use crate::agents::build_app;
+use crate::agents::{ConfigFile, build_app, build_app_with};
 use crate::exit;
 use crate::format::Format;
 use crate::style::Style;
@@ -101,33 +96,16 @@ pub(crate) struct CallArgs {
     json: bool,
 }
 
-/// Stands in for a model where none is needed: listing and calling tools never runs an agent.
-struct NoModel;
-
-#[async_trait]
-impl Model for NoModel {
-    fn name(&self) -> &str {
-        "none"
-    }
-
-    async fn complete(&self, _request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        Err(ModelError::Other(
-            "no model is configured; tools that call a model cannot run from `steward tools call`"
-                .into(),
-        ))
-    }
-}
-
 /// Runs `steward tools …`.
-pub(crate) async fn run(command: ToolsCommand) -> anyhow::Result<u8> {
+pub(crate) async fn run(command: ToolsCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
-        ToolsCommand::List(args) => list(args).await,
-        ToolsCommand::Call(args) => call(args).await,
+        ToolsCommand::List(args) => list(args, config).await,
+        ToolsCommand::Call(args) => call(args, config).await,
     }
 }
 
-async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let app = build_app(args.db.as_deref()).await?;
+async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let app = build_app(config, args.db.as_deref()).await?;
     let principal = args.identity.principal(app.config())?;
     let policy = app.policy(&principal);
     let role_agents = app.role(&principal).and_then(|(_, r)| r.agents.clone());
@@ -153,14 +131,10 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     };
     let mut out = Vec::new();
     for name in names.into_iter().filter(|n| visible(n)) {
-        let spec = if app.agent_def(&name).is_some() && !app.registry().contains(&name) {
-            let agent = app.agent(&name, Arc::new(NoModel), None, Limits::default())?;
-            let tool = steward_core::AgentTool::new(Arc::new(agent), Arc::new(NoModel));
-            steward_core::Tool::spec(&tool).clone()
-        } else {
-            app.tool_for(&principal, &name, Arc::new(NoModel))?
-                .spec()
-                .clone()
+        // The specs alone: no tool or agent is built, so no model is needed.
+        let spec = match app.agent_spec(&name) {
+            Some(spec) if !app.registry().contains(&name) => spec,
+            _ => app.tool_spec(&name, Some(&principal))?,
         };
         let agents: Vec<&str> = app
             .agent_names()
@@ -245,7 +219,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-async fn call(args: CallArgs) -> anyhow::Result<u8> {
+async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let format = Format::pick(args.format, args.json)?;
     let arguments = if args.arguments == "-" {
         let mut text = String::new();
@@ -254,8 +228,8 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     } else {
         args.arguments.clone()
     };
-    let store = crate::runs::store_for_runs(&args.store, args.no_store).await?;
-    let app = crate::agents::build_app_with(args.db.as_deref(), store).await?;
+    let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
+    let app = build_app_with(config, args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
     let call_id = args.call_id.clone().unwrap_or_else(|| {
         let nanos = SystemTime::now()
@@ -265,9 +239,9 @@ async fn call(args: CallArgs) -> anyhow::Result<u8> {
     });
     let call = ToolCall::new(call_id, args.name.clone(), arguments);
     // The same checks as a run's: the schema, then the role's tools, its approvals, write tools declared in the
-    // config.
+    // config. No model: a tool that runs one (ask_database) is refused, saying so.
     let checked = match app
-        .check_call(Surface::Cli, &principal, call, Arc::new(NoModel), None)
+        .check_call(Surface::Cli, &principal, call, None, None)
         .await
     {
         Ok(checked) => checked,

@@ -73,7 +73,7 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
             steward_app::Surface::Mcp,
             &ada,
             ToolCall::new("c", "run_sql", "{}"),
-            Arc::new(ScriptedModel::new([])),
+            None,
             None,
         )
         .await

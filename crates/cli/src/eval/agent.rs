@@ -17,6 +17,7 @@ use steward_llm::PriceTable;
 use steward_sql::Database;
 
 use super::Fatal;
+use crate::agents::ConfigFile;
 use crate::setup::ModelArgs;
 
 /// The agent that answers when `--agent` names none: the text-to-SQL analyst.
@@ -70,6 +71,7 @@ impl Agents {
     /// Builds an app on each database of `urls` (the config's agents and tools with that database as the
     /// business database), checks the agent, and connects the model as `ask` does.
     pub(super) async fn open(
+        config: &ConfigFile,
         urls: &BTreeSet<String>,
         model: &ModelArgs,
         agent: Option<&str>,
@@ -78,16 +80,19 @@ impl Agents {
         let prices = model.prices()?;
         let store = match store {
             Some(url) => Some(
-                crate::runs::open(&crate::runs::StoreArgs {
-                    store: Some(url.to_owned()),
-                })
+                crate::runs::open(
+                    config,
+                    &crate::runs::StoreArgs {
+                        store: Some(url.to_owned()),
+                    },
+                )
                 .await?,
             ),
             None => None,
         };
         let mut apps = HashMap::new();
         for url in urls {
-            let app = crate::agents::build_app_with(Some(url), store.clone())
+            let app = crate::agents::build_app_with(config, Some(url), store.clone())
                 .await
                 .map_err(|e| {
                     e.context(format!(

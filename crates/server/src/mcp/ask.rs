@@ -37,8 +37,8 @@ pub(super) fn spec(server: &McpServer, principal: &Principal) -> Option<ToolSpec
     let mut destructive = false;
     let mut open_world = false;
     for name in def.tools.iter().filter(|t| policy.allows_tool(t)) {
-        if let Ok(tool) = app.tool(name, super::tools::no_model()) {
-            let a = &tool.spec().annotations;
+        if let Ok(spec) = app.tool_spec(name, None) {
+            let a = &spec.annotations;
             read_only &= a.read_only;
             destructive |= a.destructive;
             open_world |= a.open_world;

@@ -9,16 +9,10 @@ use serde_json::{Value, json};
 use steward_app::direct::Checked;
 use steward_app::{AppError, Surface};
 use steward_core::{
-    Decision, Model, Policy as _, Principal, Rejection, SchemaStyle, ScriptedModel, ToolCall,
-    ToolOutput, ToolSpec,
+    Decision, Policy as _, Principal, Rejection, SchemaStyle, ToolCall, ToolOutput, ToolSpec,
 };
 
 use super::{McpServer, ask, log_diagnostic};
-
-/// Stands in for a model: the tools offered here never call one (`ask_database` is served by the analyst).
-pub(super) fn no_model() -> Arc<dyn Model> {
-    Arc::new(ScriptedModel::new([]))
-}
 
 /// The tools `principal` may call, `ask_database` among them when it may ask the analyst.
 pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
@@ -30,19 +24,18 @@ pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
         if name == ask::NAME {
             continue;
         }
-        let Ok(tool) = app.tool_for(principal, &name, no_model()) else {
+        let Ok(spec) = app.tool_spec(&name, Some(principal)) else {
             continue;
         };
-        let spec = tool.spec();
         // The role's decision on any call of the tool: its tools list and its approvals do not depend on the
         // arguments.
         let probe = ToolCall::new("list", name.as_str(), "{}");
-        let waits = match policy.decide(&probe, spec, &json!({})) {
+        let waits = match policy.decide(&probe, &spec, &json!({})) {
             Decision::Allow => false,
             Decision::NeedsApproval { .. } => true,
             _ => continue,
         };
-        tools.push(describe(spec, declared_sql_write(server, &name), waits));
+        tools.push(describe(&spec, declared_sql_write(server, &name), waits));
     }
     if let Some(spec) = ask::spec(server, principal) {
         tools.push(describe(&spec, false, false));
@@ -103,14 +96,9 @@ pub(super) async fn call(
     );
     // What this principal's session read before: its writes wait for approval after outside data.
     let tainted_by = server.tainted_by(principal);
+    // No model: the tools called here do not run one (`ask_database` is served by the analyst, see `ask`).
     let checked = match app
-        .check_call(
-            Surface::Mcp,
-            principal,
-            call,
-            no_model(),
-            tainted_by.as_deref(),
-        )
+        .check_call(Surface::Mcp, principal, call, None, tainted_by.as_deref())
         .await
     {
         Ok(checked) => checked,

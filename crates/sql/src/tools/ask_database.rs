@@ -71,6 +71,17 @@ struct Attempts {
 
 impl TextToSql {
     pub(super) fn new(kit: Arc<SqlToolkit>, model: Arc<dyn Model>) -> Self {
+        Self {
+            kit,
+            model,
+            attempts: 3,
+            context_budget: 2_000,
+            spec: Self::spec_alone(),
+        }
+    }
+
+    /// The tool's spec, known without a database or a model (to list the tool).
+    pub fn spec_alone() -> ToolSpec {
         let mut spec = ToolSpec::new(
             "ask_database",
             "Answers a question about the data in the database: it writes SQL, checks and runs it, fixes it when the \
@@ -78,13 +89,7 @@ impl TextToSql {
             schema_for::<AskDatabaseArgs>(),
         );
         spec.annotations.read_only = true;
-        Self {
-            kit,
-            model,
-            attempts: 3,
-            context_budget: 2_000,
-            spec,
-        }
+        spec
     }
 
     /// The same agent with another number of SQL attempts.
