@@ -25,8 +25,27 @@ use axum::extract::State;
 use axum::routing::post;
 use serde_json::{Value, json};
 
-/// How long the mock model takes to answer.
-const MODEL_DELAY: Duration = Duration::from_millis(200);
+/// How long the mock model takes to answer, unless `STEWARD_BENCH_MODEL_DELAY_MS` says otherwise (0 measures
+/// what the server alone can do: every turn's time is then the server's and its store's).
+fn model_delay() -> Duration {
+    static DELAY: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("STEWARD_BENCH_MODEL_DELAY_MS")
+            .ok()
+            .map_or(Duration::from_millis(200), |v| {
+                Duration::from_millis(
+                    v.parse()
+                        .expect("STEWARD_BENCH_MODEL_DELAY_MS: milliseconds"),
+                )
+            })
+    })
+}
+
+/// The binary under test: the one built with the bench, or `STEWARD_BENCH_BIN` (to put two builds side by
+/// side on the same machine and load).
+fn binary() -> String {
+    std::env::var("STEWARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_steward").to_owned())
+}
 /// What the mock model answers (checked in every `answer` event).
 const ANSWER: &str = "2 + 2 = 4.";
 /// A message that has not ended after this long counts as an error.
@@ -60,7 +79,7 @@ async fn bench(conversations: usize) {
     println!(
         "steward serve under load: {conversations} concurrent conversations, one message each; mock model \
          answers after {} ms; {} CPU core(s)",
-        MODEL_DELAY.as_millis(),
+        model_delay().as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
 
@@ -98,7 +117,9 @@ async fn bench(conversations: usize) {
 
     // 2. Two servers, one PostgreSQL store: conversation i is created on server i % 2 and its message posted
     //    to the other one, so every turn reads a conversation the other server wrote.
-    if postgres_up() {
+    if std::env::var_os("STEWARD_BENCH_SQLITE_ONLY").is_some() {
+        println!("\n2 servers, PostgreSQL: not run (STEWARD_BENCH_SQLITE_ONLY)");
+    } else if postgres_up() {
         let name = format!(
             "steward_bench_{}_{}",
             std::process::id(),
@@ -149,7 +170,7 @@ async fn bench(conversations: usize) {
 
 // ---- The mock model --------------------------------------------------------------------------------------
 
-/// An OpenAI chat-completions endpoint that answers every request with text after [`MODEL_DELAY`].
+/// An OpenAI chat-completions endpoint that answers every request with text after [`model_delay`].
 struct Mock {
     base: String,
     state: Arc<MockState>,
@@ -186,7 +207,7 @@ fn tag_in(text: &str) -> Option<&str> {
 async fn complete(State(state): State<Arc<MockState>>, body: String) -> Json<Value> {
     let arrived = Instant::now();
     state.calls.fetch_add(1, Ordering::Relaxed);
-    tokio::time::sleep(MODEL_DELAY).await;
+    tokio::time::sleep(model_delay()).await;
     if let Some(tag) = tag_in(&body) {
         state
             .seen
@@ -228,7 +249,7 @@ server:
         )
         .unwrap();
         let home = format!("{dir}/{name}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_steward"))
+        let mut child = Command::new(binary())
             .args([
                 "serve",
                 "-c",
@@ -589,7 +610,7 @@ fn mib(kb: u64) -> String {
 /// The figures of one run: (p50, p99, max) added latency, throughput.
 fn figures(r: &Report) -> (Duration, Duration, Duration, f64) {
     let sorted = &r.parts.latency;
-    let added = |d: Duration| d.saturating_sub(MODEL_DELAY);
+    let added = |d: Duration| d.saturating_sub(model_delay());
     (
         added(percentile(sorted, 50.0)),
         added(percentile(sorted, 99.0)),
