@@ -234,10 +234,14 @@ impl ToolRegistry {
                     .ok_or(AppError::NoDatabase)
             });
         }
-        r.register_with_model(Needs::Database, steward_sql::TextToSql::spec_alone(), |d: &Deps, model| {
-            let kit = d.kit.as_ref().ok_or(AppError::NoDatabase)?;
-            Ok(Arc::new(kit.ask_database(model)))
-        });
+        r.register_with_model(
+            Needs::Database,
+            steward_sql::TextToSql::spec_alone(),
+            |d: &Deps, model| {
+                let kit = d.kit.as_ref().ok_or(AppError::NoDatabase)?;
+                Ok(Arc::new(kit.ask_database(model)))
+            },
+        );
         r
     }
 }

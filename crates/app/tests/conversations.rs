@@ -7,7 +7,7 @@ mod common;
 use chrono::{Duration, Utc};
 use common::*;
 use serde_json::json;
-use steward_app::store::{Deleted, RunStore, TurnRefused};
+use steward_app::store::{Deleted, Reply, RunStore, TurnRefused};
 use steward_core::{Agent, ApprovalRequest, Principal, ToolCall, Toolbox};
 
 async fn leases_hold(store: RunStore) {
@@ -52,7 +52,11 @@ async fn leases_hold(store: RunStore) {
                 "a",
                 "run-1",
                 "idle",
-                Some(("answer one", &json!([])))
+                Some(Reply {
+                    content: "answer one",
+                    events: &json!([]),
+                    tainted_by: Some("http_get"),
+                })
             )
             .await
             .unwrap()
@@ -90,7 +94,17 @@ async fn leases_hold(store: RunStore) {
     );
     assert!(
         !store
-            .end_turn(&c.id, "b", "run-2", "idle", Some(("late", &json!([]))))
+            .end_turn(
+                &c.id,
+                "b",
+                "run-2",
+                "idle",
+                Some(Reply {
+                    content: "late",
+                    events: &json!([]),
+                    tainted_by: None,
+                })
+            )
             .await
             .unwrap()
     );
@@ -98,6 +112,9 @@ async fn leases_hold(store: RunStore) {
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
     assert!(messages[3].content.contains("stopped before it finished"));
+    // The answer that read outside data says so in its own column (the next turn starts tainted from it).
+    let taints: Vec<Option<&str>> = messages.iter().map(|m| m.tainted_by.as_deref()).collect();
+    assert_eq!(taints, [None, Some("http_get"), None, None]);
     assert_eq!(store.conversation(&c.id).await.unwrap().status, "failed");
     // A failed conversation takes the next message.
     assert_eq!(
@@ -164,4 +181,79 @@ async fn leases_hold_on_postgres() {
     let Some(url) = pg_url().await else { return };
     leases_hold(RunStore::open(Some(&url)).await.unwrap()).await;
     one_taker_resumes(RunStore::open(Some(&url)).await.unwrap()).await;
+}
+
+/// A store written before messages kept their taint in a column: upgrading fills it from the events each
+/// message kept, so a conversation that read outside data still makes its next turn's writes wait.
+async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static str]) {
+    let store = RunStore::open(Some(url)).await.unwrap();
+    let c = store
+        .create_conversation(&unique(), "ada", "", "assistant", &json!({}))
+        .await
+        .unwrap();
+    let soon = Utc::now() + Duration::seconds(30);
+    let events = json!([
+        {"type": "tool_result", "run_id": "r1", "tool": "http_get"},
+        {"type": "answer", "run_id": "r1", "outcome": "answered", "content": "it's 'odd' \\ \"x\"",
+         "tainted_by": "http_get"}
+    ]);
+    for (i, (events, tainted_by)) in [(json!([]), None), (events, Some("http_get"))]
+        .iter()
+        .enumerate()
+    {
+        let run = format!("run-{i}");
+        store
+            .begin_turn(&c.id, "q", &run, "a", soon)
+            .await
+            .unwrap()
+            .unwrap();
+        let reply = Reply {
+            content: "a",
+            events,
+            tainted_by: *tainted_by,
+        };
+        assert!(
+            store
+                .end_turn(&c.id, "a", &run, "idle", Some(reply))
+                .await
+                .unwrap()
+        );
+    }
+    store.close().await;
+    // Back to the schema before step 8, the column gone.
+    {
+        use sqlx::Connection as _;
+        if url.starts_with("sqlite:") {
+            let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+            for &sql in undo {
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+            }
+        } else {
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            for &sql in undo {
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+            }
+        }
+    }
+    let store = RunStore::open(Some(url)).await.unwrap();
+    let messages = store.conversation_messages(&c.id).await.unwrap();
+    let taints: Vec<Option<&str>> = messages.iter().map(|m| m.tainted_by.as_deref()).collect();
+    assert_eq!(taints, [None, None, None, Some("http_get")]);
+    store.close().await;
+}
+
+const UNDO_STEP_8: &[&str] = &[
+    "ALTER TABLE conversation_messages DROP COLUMN tainted_by",
+    "DELETE FROM schema_version WHERE version = 8",
+];
+
+#[tokio::test]
+async fn upgrade_fills_message_taint_on_sqlite() {
+    upgrade_fills_the_taint_of_earlier_messages(&sqlite_url(), UNDO_STEP_8).await;
+}
+
+#[tokio::test]
+async fn upgrade_fills_message_taint_on_postgres() {
+    let Some(url) = pg_url().await else { return };
+    upgrade_fills_the_taint_of_earlier_messages(&url, UNDO_STEP_8).await;
 }

@@ -12,6 +12,8 @@ use steward_core::{ApprovalRequest, Limits, Message, Outcome, Principal, Run, Ru
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tracing::Instrument as _;
 
+use steward_app::store::Reply;
+
 use crate::events::Forwarder;
 use crate::state::{ApiError, InFlight, Settings, Shared};
 use crate::wire::{ApprovalView, RunOutcome, ServerEvent};
@@ -120,18 +122,11 @@ pub(crate) async fn assemble(
     ))
 }
 
-/// What earlier turns of a conversation read: when one of them read outside data (its last event says
-/// `tainted_by`), the next turn's writes wait for approval as if it had read it itself, since that turn's
-/// answer is in its history.
+/// What earlier turns of a conversation read: when one of them read outside data (its message was stored
+/// with the tool that brought it in), the next turn's writes wait for approval as if it had read it itself,
+/// since that turn's answer is in its history.
 pub(crate) fn inherited(messages: &[steward_app::store::ConversationMessage]) -> Option<String> {
-    messages
-        .iter()
-        .filter_map(|m| m.events.as_ref())
-        .find_map(|events| {
-            kept_events(events)
-                .iter()
-                .find_map(|e| e.tainted_by().map(str::to_owned))
-        })
+    messages.iter().find_map(|m| m.tainted_by.clone())
 }
 
 /// The events a conversation keeps for an answer, as the contract reads them (an event this server does not
@@ -320,7 +315,8 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             )
         }
     };
-    let mut event = event.tainted(turn.turn.tainted_by());
+    let tainted_by = turn.turn.tainted_by();
+    let mut event = event.tainted(tainted_by.clone());
     if let Home::Conversation(id) = home {
         let mut events = turn.forwarder.kept();
         events.push(event.clone());
@@ -332,7 +328,11 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
                 &shared.instance,
                 run.id(),
                 state,
-                Some((&text, &events)),
+                Some(Reply {
+                    content: &text,
+                    events: &events,
+                    tainted_by: tainted_by.as_deref(),
+                }),
             )
             .await;
         if !matches!(ended, Ok(true)) {

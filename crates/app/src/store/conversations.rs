@@ -50,8 +50,22 @@ pub struct ConversationMessage {
     pub run_id: Option<String>,
     /// The events of the turn, as the API streamed them (assistant messages).
     pub events: Option<serde_json::Value>,
+    /// The tool whose result first brought outside data into the turn (assistant messages): a later turn of
+    /// the conversation has that data in its history, so it starts tainted by it.
+    pub tainted_by: Option<String>,
     /// When it was added.
     pub at: DateTime<Utc>,
+}
+
+/// What a turn that ends adds to its conversation: the assistant's message.
+#[derive(Clone, Copy, Debug)]
+pub struct Reply<'a> {
+    /// The text (the answer, or what went wrong).
+    pub content: &'a str,
+    /// The events of the turn, as the API streamed them.
+    pub events: &'a serde_json::Value,
+    /// The tool whose result first brought outside data into the turn, if one did.
+    pub tainted_by: Option<&'a str>,
 }
 
 /// What deleting a conversation did.
@@ -109,6 +123,7 @@ fn message(row: &Row) -> Result<ConversationMessage, StoreError> {
         run_id: row.text(3)?,
         at: row.instant(4)?,
         events,
+        tainted_by: row.text(6)?,
     })
 }
 
@@ -202,7 +217,7 @@ impl RunStore {
         let rows = self
             .pool
             .fetch(
-                "SELECT seq, role, content, run_id, at, events FROM conversation_messages \
+                "SELECT seq, role, content, run_id, at, events, tainted_by FROM conversation_messages \
                  WHERE conversation_id = $1 ORDER BY seq",
                 vec![Arg::from(id)],
             )
@@ -318,7 +333,14 @@ impl RunStore {
                 Some(_) => TurnRefused::Busy,
             }));
         }
-        append(&mut tx, id, "user", content, Some(run_id), None, now).await?;
+        let message = NewMessage {
+            role: "user",
+            content,
+            run_id: Some(run_id),
+            events: None,
+            tainted_by: None,
+        };
+        append(&mut tx, id, message, now).await?;
         tx.commit().await?;
         Ok(Ok(()))
     }
@@ -383,7 +405,7 @@ impl RunStore {
         lease_owner: &str,
         run_id: &str,
         status: &str,
-        reply: Option<(&str, &serde_json::Value)>,
+        reply: Option<Reply<'_>>,
     ) -> Result<bool, StoreError> {
         let now = Utc::now();
         let mut tx = self.pool.begin().await?;
@@ -403,17 +425,15 @@ impl RunStore {
         if ended == 0 {
             return Ok(false);
         }
-        if let Some((content, events)) = reply {
-            append(
-                &mut tx,
-                id,
-                "assistant",
-                content,
-                Some(run_id),
-                Some(events),
-                now,
-            )
-            .await?;
+        if let Some(reply) = reply {
+            let message = NewMessage {
+                role: "assistant",
+                content: reply.content,
+                run_id: Some(run_id),
+                events: Some(reply.events),
+                tainted_by: reply.tainted_by,
+            };
+            append(&mut tx, id, message, now).await?;
         }
         tx.commit().await?;
         Ok(true)
@@ -450,17 +470,15 @@ impl RunStore {
             if taken > 0 {
                 let note = serde_json::json!([{"type": "error", "outcome": "interrupted",
                     "message": "the server answering this stopped before it finished"}]);
-                append(
-                    &mut tx,
-                    &id,
-                    "assistant",
-                    "The server answering this stopped before it finished; the run was not repeated (its tools may \
-                     have acted). Send the message again to retry.",
-                    None,
-                    Some(&note),
-                    Utc::now(),
-                )
-                .await?;
+                let message = NewMessage {
+                    role: "assistant",
+                    content: "The server answering this stopped before it finished; the run was not repeated (its \
+                              tools may have acted). Send the message again to retry.",
+                    run_id: None,
+                    events: Some(&note),
+                    tainted_by: None,
+                };
+                append(&mut tx, &id, message, Utc::now()).await?;
                 reaped.push(id);
             }
             tx.commit().await?;
@@ -469,13 +487,19 @@ impl RunStore {
     }
 }
 
+/// A message to add to a conversation.
+struct NewMessage<'a> {
+    role: &'a str,
+    content: &'a str,
+    run_id: Option<&'a str>,
+    events: Option<&'a serde_json::Value>,
+    tainted_by: Option<&'a str>,
+}
+
 async fn append(
     tx: &mut super::engine::Tx,
     id: &str,
-    role: &str,
-    content: &str,
-    run_id: Option<&str>,
-    events: Option<&serde_json::Value>,
+    message: NewMessage<'_>,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let next = tx
@@ -486,16 +510,17 @@ async fn append(
         .await?;
     let seq = next.first().map(|r| r.int(0)).transpose()?.unwrap_or(1);
     tx.execute(
-        "INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, events, at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, events, at, tainted_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         vec![
             Arg::from(id),
             Arg::from(seq),
-            Arg::from(role),
-            Arg::from(content),
-            Arg::from(run_id.map(str::to_owned)),
-            Arg::from(events.map(json_text)),
+            Arg::from(message.role),
+            Arg::from(message.content),
+            Arg::from(message.run_id.map(str::to_owned)),
+            Arg::from(message.events.map(json_text)),
             Arg::from(at),
+            Arg::from(message.tainted_by.map(str::to_owned)),
         ],
     )
     .await?;

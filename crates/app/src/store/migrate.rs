@@ -54,6 +54,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0007_run_owner.sql"),
         postgres: include_str!("migrations/postgres_0007_run_owner.sql"),
     },
+    Migration {
+        version: 8,
+        sqlite: include_str!("migrations/sqlite_0008_message_taint.sql"),
+        postgres: include_str!("migrations/postgres_0008_message_taint.sql"),
+    },
 ];
 
 /// The schema version this build writes.

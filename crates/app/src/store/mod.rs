@@ -50,7 +50,7 @@ use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
-pub use conversations::{Conversation, ConversationMessage, Deleted, TurnRefused};
+pub use conversations::{Conversation, ConversationMessage, Deleted, Reply, TurnRefused};
 pub use health::{StoreFault, StoreFaultKind};
 pub use observer::{CostFn, FLUSH_WAIT, Recording, StoreObserver};
 pub use pending::{PendingApproval, PendingRun, RunContext};
