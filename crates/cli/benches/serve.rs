@@ -41,6 +41,12 @@ fn model_delay() -> Duration {
     })
 }
 
+/// `STEWARD_BENCH_TOOL_CALL=1`: each turn is two model calls, the first asking for the calculator (so a turn
+/// also runs a tool and chains its audit record), the second answering.
+fn tool_turns() -> bool {
+    std::env::var_os("STEWARD_BENCH_TOOL_CALL").is_some()
+}
+
 /// The binary under test: the one built with the bench, or `STEWARD_BENCH_BIN` (to put two builds side by
 /// side on the same machine and load).
 fn binary() -> String {
@@ -214,6 +220,15 @@ async fn complete(State(state): State<Arc<MockState>>, body: String) -> Json<Val
             .lock()
             .unwrap()
             .insert(tag.to_owned(), (arrived, Instant::now()));
+    }
+    if tool_turns() && !body.contains(r#""role":"tool""#) {
+        return Json(json!({
+            "id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "calculator", "arguments": "{\"expression\": \"2 + 2\"}"}}]}}],
+            "usage": {"prompt_tokens": 200, "completion_tokens": 15, "total_tokens": 215}
+        }));
     }
     Json(json!({
         "id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
