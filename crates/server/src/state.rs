@@ -1,9 +1,9 @@
 //! What every request shares: the app, the store, the models, auth, limits, and the runs in flight.
 
-use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
@@ -100,43 +100,34 @@ impl Drop for InFlightGuard {
     }
 }
 
-/// Requests per minute for each principal, as a token bucket (per process).
-pub(crate) struct RateLimiter {
-    per_minute: u32,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
-}
+/// Requests per minute for each principal (per process): up to the limit at once, then one every
+/// 60 / limit seconds (governor's GCRA, the same shape as a token bucket of that size).
+pub(crate) struct RateLimiter(Option<governor::DefaultKeyedRateLimiter<String>>);
+
+/// Principals kept by the limiter before those not seen lately are dropped.
+const RATE_KEYS: usize = 100_000;
 
 impl RateLimiter {
+    /// `per_minute` requests a minute for each principal; 0 turns the limit off.
     pub(crate) fn new(per_minute: u32) -> Self {
-        Self {
-            per_minute,
-            buckets: Mutex::new(HashMap::new()),
-        }
+        Self(
+            NonZeroU32::new(per_minute)
+                .map(|n| governor::RateLimiter::keyed(governor::Quota::per_minute(n))),
+        )
     }
 
     /// Takes one request for `who`: `Err(seconds to wait)` when over the limit.
     pub(crate) fn take(&self, who: &str) -> Result<(), u64> {
-        if self.per_minute == 0 {
-            return Ok(());
-        }
-        let capacity = f64::from(self.per_minute);
-        let per_second = capacity / 60.0;
-        let now = Instant::now();
-        let Ok(mut buckets) = self.buckets.lock() else {
+        let Some(limiter) = &self.0 else {
             return Ok(());
         };
-        if buckets.len() > 100_000 {
-            buckets.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(120));
+        if limiter.len() > RATE_KEYS {
+            limiter.retain_recent();
         }
-        let (tokens, at) = buckets.entry(who.to_owned()).or_insert((capacity, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * per_second).min(capacity);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(((1.0 - *tokens) / per_second).ceil().max(1.0) as u64)
-        }
+        limiter.check_key(&who.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(limiter.clock()));
+            wait.as_secs_f64().ceil().max(1.0) as u64
+        })
     }
 }
 
@@ -444,5 +435,30 @@ impl IntoResponse for ApiError {
             error: self.message().to_owned(),
         };
         (status, headers, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RateLimiter;
+
+    #[test]
+    fn each_principal_gets_its_burst_then_waits_for_the_next_slot() {
+        let limiter = RateLimiter::new(3);
+        for _ in 0..3 {
+            assert_eq!(limiter.take("ada"), Ok(()));
+        }
+        // One request every 20 s after the burst: the wait says so, in whole seconds.
+        let wait = limiter.take("ada").unwrap_err();
+        assert!((1..=20).contains(&wait), "{wait}");
+        assert_eq!(limiter.take("vic"), Ok(()));
+    }
+
+    #[test]
+    fn a_limit_of_zero_turns_it_off() {
+        let limiter = RateLimiter::new(0);
+        for _ in 0..10_000 {
+            assert_eq!(limiter.take("ada"), Ok(()));
+        }
     }
 }
