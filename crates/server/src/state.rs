@@ -1,8 +1,8 @@
 //! What every request shares: the app, the store, the models, auth, limits, and the runs in flight.
 
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Json;
