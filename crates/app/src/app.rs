@@ -23,6 +23,7 @@ use crate::models::RunModels;
 use crate::registry::{Deps, ToolRegistry};
 use crate::roles::{RoleDef, RolePolicy};
 use crate::store::RunStore;
+use crate::telemetry::Telemetry;
 
 /// Tokens of schema context in the analyst's instructions.
 const ANALYST_CONTEXT: usize = 1500;
@@ -106,6 +107,8 @@ pub struct App {
     pub(crate) store: Option<RunStore>,
     /// The business database as the command named it (`--db`), saved with parked runs.
     pub(crate) database_named: Option<String>,
+    /// Where runs are traced (OpenTelemetry), when anywhere.
+    pub(crate) telemetry: Option<Telemetry>,
 }
 
 impl std::fmt::Debug for App {
@@ -178,6 +181,7 @@ impl App {
             declared_writes,
             store: options.store,
             database_named: options.db.map(|db| absolute_sqlite(&db, &config_names)),
+            telemetry: None,
         };
         app.check()?;
         Ok(app)
@@ -231,6 +235,20 @@ impl App {
     /// The business database, when there is one.
     pub fn business(&self) -> Option<&Business> {
         self.business.as_ref()
+    }
+
+    /// The same app, tracing every run it starts to `telemetry` (see [`crate::telemetry`]).
+    pub fn with_telemetry(mut self, telemetry: Option<Telemetry>) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Waits (five seconds at most) until the spans of the runs so far are sent to the collector, when runs
+    /// are traced: a process that ends calls it last (a server sends them in the background as it goes).
+    pub async fn flush_traces(&self) {
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.flush(std::time::Duration::from_secs(5)).await;
+        }
     }
 
     /// The run store, when runs are recorded.

@@ -44,6 +44,7 @@ pub mod roles;
 pub mod server_def;
 pub mod service;
 pub mod store;
+pub mod telemetry;
 pub mod tools;
 
 pub use agents::{AgentDef, LimitsDef, ModeDef};
@@ -56,6 +57,7 @@ pub use registry::{Deps, ToolRegistry};
 pub use roles::{PrincipalDef, RoleDef, RolePolicy, resolve_principal};
 pub use server_def::{OidcDef, ServerDef, ServerLimits, TokenDef};
 pub use service::{Parked, Turn, TurnOptions};
+pub use telemetry::{Telemetry, TelemetryConfig};
 
 use std::path::PathBuf;
 

@@ -168,6 +168,13 @@ impl App {
         if let Some(recorder) = &recorder {
             observers.push(recorder.clone());
         }
+        if let Some(telemetry) = &self.telemetry {
+            observers.push(telemetry.observer(
+                model.name(),
+                &principal.name,
+                options.surface.as_str(),
+            ));
+        }
         observers.extend(options.observers);
         let runner = Runner::new(Arc::new(built), model.clone())
             .with_observer(Arc::new(Fanout(observers)))
@@ -328,6 +335,11 @@ impl Turn {
         self.runner
             .start_after(history, input, id)
             .with_settings(self.settings)
+    }
+
+    /// The app the turn runs in.
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
     }
 
     /// Waits until the run store has everything reported so far (nothing to wait for when not recorded).

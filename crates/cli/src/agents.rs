@@ -136,5 +136,15 @@ pub(crate) async fn build_app_with(
     )
     .await;
     bar.finish_and_clear();
-    Ok(app?)
+    Ok(app?.with_telemetry(telemetry()?))
+}
+
+/// The trace exporter the `OTEL_*` environment asks for (see `steward_app::telemetry`), if any.
+fn telemetry() -> anyhow::Result<Option<steward_app::Telemetry>> {
+    match steward_app::TelemetryConfig::from_env().map_err(anyhow::Error::msg)? {
+        Some(config) => Ok(Some(
+            steward_app::Telemetry::start(config).map_err(anyhow::Error::msg)?,
+        )),
+        None => Ok(None),
+    }
 }

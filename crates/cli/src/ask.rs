@@ -81,7 +81,7 @@ pub(crate) async fn conclude(
     } = session;
     let driven = session::drive(turn, run, true).await;
     trace.clear();
-    crate::runs::finish(turn.recorder().map(|r| r.as_ref())).await;
+    crate::runs::finish(turn).await;
     let outcome = match driven {
         session::Driven::Done(outcome) => outcome,
         session::Driven::Waiting(requests) => {

@@ -123,7 +123,7 @@ pub(crate) fn run(
             continue;
         };
         trace.clear();
-        runtime.block_on(crate::runs::finish(turn.recorder().map(|r| r.as_ref())));
+        runtime.block_on(crate::runs::finish(&turn));
         match outcome {
             Outcome::Answered { answer } => {
                 if trace.take_streamed_answer().as_deref() != Some(answer.as_str()) {

@@ -355,6 +355,9 @@ pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u
     for db in shared.databases.values() {
         db.close().await;
     }
+    if let Source::Agent(agents) = &shared.source {
+        agents.flush_traces().await;
+    }
     if let Some(code) = stopped? {
         return Ok(code);
     }

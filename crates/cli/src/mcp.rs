@@ -47,7 +47,8 @@ pub(crate) async fn run(args: McpArgs, config: &ConfigFile) -> anyhow::Result<u8
     let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
     let app = build_app_with(config, args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
-    let server = McpServer::new(Arc::new(app), args.model.choice(), principal)
+    let app = Arc::new(app);
+    let server = McpServer::new(app.clone(), args.model.choice(), principal)
         .with_limits(args.model.limits());
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         note!(
@@ -58,6 +59,8 @@ pub(crate) async fn run(args: McpArgs, config: &ConfigFile) -> anyhow::Result<u8
             )
         );
     }
-    server.serve_stdio().await?;
+    let served = server.serve_stdio().await;
+    app.flush_traces().await;
+    served?;
     Ok(exit::OK)
 }

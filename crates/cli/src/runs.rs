@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use steward_app::store::{RunDetail, RunStore, RunSummary, StoreObserver};
+use steward_app::store::{RunDetail, RunStore, RunSummary};
 use steward_core::Outcome;
 
 use crate::agents::ConfigFile;
@@ -82,15 +82,15 @@ pub(crate) async fn store_for_runs(
     }
 }
 
-/// Waits until `recorder` has written everything; a write error is a warning (the answer stands).
-pub(crate) async fn finish(recorder: Option<&StoreObserver>) {
-    if let Some(recorder) = recorder
-        && let Err(e) = recorder.flush().await
-    {
+/// Waits until the turn's records are written and its spans sent; a write error is a warning (the answer
+/// stands).
+pub(crate) async fn finish(turn: &steward_app::Turn) {
+    turn.app().flush_traces().await;
+    if let Err(e) = turn.flush().await {
         note!(
             "{} the run was not recorded completely in {}: {e}",
             Style::stderr().warn("warning:"),
-            recorder.url()
+            turn.recorder().map_or("the run store", |r| r.url())
         );
     }
 }

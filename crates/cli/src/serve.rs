@@ -119,6 +119,7 @@ pub(crate) async fn run(args: ServeArgs, config: &ConfigFile) -> anyhow::Result<
     // Runs still going after the grace period were cancelled: their statements are cancelled on the database
     // before the process ends.
     steward_sql::settle_cancellations().await;
+    app.flush_traces().await;
     note!("steward serve: stopped");
     Ok(0)
 }

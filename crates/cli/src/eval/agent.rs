@@ -68,6 +68,13 @@ enum Prediction {
 }
 
 impl Agents {
+    /// Sends the spans of the runs so far (see `App::flush_traces`), when runs are traced.
+    pub(super) async fn flush_traces(&self) {
+        for app in self.apps.values() {
+            app.flush_traces().await;
+        }
+    }
+
     /// Builds an app on each database of `urls` (the config's agents and tools with that database as the
     /// business database), checks the agent, and connects the model as `ask` does.
     pub(super) async fn open(
