@@ -60,12 +60,19 @@ impl TelemetryConfig {
         {
             return Ok(None);
         }
-        let endpoint = match (
+        let (name, given, endpoint) = match (
             var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
             var("OTEL_EXPORTER_OTLP_ENDPOINT"),
         ) {
-            (Some(url), _) => url.trim().to_owned(),
-            (None, Some(base)) => format!("{}/v1/traces", base.trim().trim_end_matches('/')),
+            (Some(url), _) => {
+                let url = url.trim().to_owned();
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url.clone(), url)
+            }
+            (None, Some(base)) => {
+                let base = base.trim().to_owned();
+                let url = format!("{}/v1/traces", base.trim_end_matches('/'));
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", base, url)
+            }
             (None, None) => return Ok(None),
         };
         let protocol = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
@@ -80,7 +87,8 @@ impl TelemetryConfig {
         }
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
             return Err(format!(
-                "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL (e.g. http://localhost:4318)"
+                "{name} is `{}`, not an http:// or https:// URL (e.g. http://localhost:4318)",
+                steward_core::redact::redact_urls(&given)
             ));
         }
         let headers = var("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
