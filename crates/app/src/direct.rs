@@ -35,6 +35,7 @@ use steward_core::{
 use crate::audited::{AuditTo, Surface};
 use crate::roles::{MarkedData, reads_data};
 use crate::store::AuditRecord;
+use crate::telemetry::{DirectSpan, Telemetry};
 use crate::{App, AppError};
 
 /// What checking one direct call came to.
@@ -91,6 +92,8 @@ pub struct DirectCall {
     audit: Option<AuditTo>,
     /// Why it waited for approval, and who approved it.
     approval: Option<(String, String)>,
+    /// Where its span goes, when calls are traced.
+    telemetry: Option<Telemetry>,
 }
 
 impl std::fmt::Debug for DirectCall {
@@ -158,6 +161,7 @@ impl DirectCall {
     /// Records that the call, which waited for approval for `reason`, was not run: `why` (a person said no,
     /// or no one could approve it here). An error only when the audit trail cannot be written.
     pub async fn not_run(self, reason: &str, why: &str) -> Result<(), AppError> {
+        self.trace(chrono::Utc::now(), Some("rejected"), None);
         let mut record = self.record("rejected");
         record.decision = "approval".to_owned();
         record.decision_reason = Some(reason.to_owned());
@@ -175,7 +179,11 @@ impl DirectCall {
                 .started(&self.ctx, self.ctx.agent.as_str(), &self.call)
                 .await?;
         }
+        let start = chrono::Utc::now();
         let result = self.tool.call(&self.ctx, self.args.clone()).await;
+        let decision = self.approval.as_ref().map(|_| "approved");
+        let error = result.as_ref().err().map(ToString::to_string);
+        self.trace(start, decision, error);
         if self.audit.is_some() {
             let record = self.record(if result.is_ok() { "ok" } else { "error" });
             if let Err(e) = self.chain(record).await {
@@ -191,6 +199,26 @@ impl DirectCall {
             }
         }
         result
+    }
+
+    /// Sends the call's span, when calls are traced.
+    fn trace(
+        &self,
+        start: chrono::DateTime<chrono::Utc>,
+        decision: Option<&str>,
+        error: Option<String>,
+    ) {
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.direct_call(&DirectSpan {
+                tool: &self.call.name,
+                call_id: &self.call.id,
+                surface: self.ctx.run_id.as_str(),
+                principal: &self.ctx.principal.name,
+                start,
+                decision,
+                error,
+            });
+        }
     }
 
     /// The audit record of this call with `status`.
@@ -271,6 +299,7 @@ impl App {
             taints: reads_data,
             audit,
             approval: None,
+            telemetry: self.telemetry.clone(),
         };
         let refusal = match decision {
             Decision::Deny { reason } => Refusal::Denied { reason },

@@ -109,6 +109,25 @@ impl TelemetryConfig {
     }
 }
 
+/// A tool called directly, for [`Telemetry::direct_call`].
+#[derive(Clone, Debug)]
+pub struct DirectSpan<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// Where it came from (`cli`, `mcp`).
+    pub surface: &'a str,
+    /// Who asked (empty: the local user).
+    pub principal: &'a str,
+    /// When it started.
+    pub start: DateTime<Utc>,
+    /// How it was decided, when not simply allowed (`approved`, `rejected`).
+    pub decision: Option<&'a str>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+}
+
 /// A finished span, ready to send.
 #[derive(Clone, Debug)]
 struct SpanData {
@@ -180,6 +199,43 @@ impl Telemetry {
         if self.sender.send(Command::Flush(done)).await.is_ok() {
             let _ = tokio::time::timeout(limit, sent).await;
         }
+    }
+
+    /// The span of a tool called directly, not by a run (`steward tools call`, MCP `tools/call`): its own
+    /// trace, named as a run's tool span is, with where it came from and who asked.
+    pub fn direct_call(&self, call: &DirectSpan<'_>) {
+        let nanos = call
+            .start
+            .timestamp_nanos_opt()
+            .unwrap_or_default()
+            .to_string();
+        let mut attributes = vec![
+            attr("gen_ai.operation.name", "execute_tool"),
+            attr("gen_ai.tool.name", call.tool),
+            attr("gen_ai.tool.call.id", call.call_id),
+            attr("gen_ai.tool.type", "function"),
+            attr("steward.surface", call.surface),
+        ];
+        if !call.principal.is_empty() {
+            attributes.push(attr("steward.principal", call.principal));
+        }
+        if let Some(decision) = call.decision {
+            attributes.push(attr("steward.decision", decision));
+        }
+        if call.error.is_some() {
+            attributes.push(attr("error.type", "steward.error"));
+        }
+        self.send(SpanData {
+            trace: id(16, &["direct", call.surface, call.call_id, &nanos]),
+            id: id(8, &["direct", call.surface, call.call_id, &nanos]),
+            parent: None,
+            name: format!("execute_tool {}", call.tool),
+            kind: 1,
+            start: call.start,
+            end: Utc::now(),
+            attributes,
+            error: call.error.clone(),
+        });
     }
 
     /// Spans dropped because the queue was full.

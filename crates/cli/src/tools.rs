@@ -220,6 +220,14 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 }
 
 async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
+    let app = build_app_with(config, args.db.as_deref(), store).await?;
+    let called = call_in(&app, args).await;
+    app.flush_traces().await;
+    called
+}
+
+async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
     let format = Format::pick(args.format, args.json)?;
     let arguments = if args.arguments == "-" {
         let mut text = String::new();
@@ -228,8 +236,6 @@ async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     } else {
         args.arguments.clone()
     };
-    let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
-    let app = build_app_with(config, args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
     let call_id = args.call_id.clone().unwrap_or_else(|| {
         let nanos = SystemTime::now()

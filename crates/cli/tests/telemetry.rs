@@ -161,3 +161,22 @@ fn a_protocol_steward_does_not_speak_is_refused_with_what_to_do() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_called_directly_is_traced_too() {
+    let collector = collector().await;
+    let out = steward(
+        &["tools", "call", "calculator", r#"{"expression": "1 + 1"}"#],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.uri())],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let spans = spans(&collector).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    let span = &spans[0];
+    assert_eq!(span["name"], "execute_tool calculator");
+    assert_eq!(string(span, "gen_ai.tool.name"), "calculator");
+    assert_eq!(string(span, "steward.surface"), "cli");
+    assert_eq!(span["status"]["code"], 0);
+    assert!(span.get("parentSpanId").is_none());
+}
