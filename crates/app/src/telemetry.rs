@@ -196,9 +196,12 @@ impl Telemetry {
     /// Waits (up to `limit`) until the spans given so far are sent or given up.
     pub async fn flush(&self, limit: Duration) {
         let (done, sent) = oneshot::channel();
-        if self.sender.send(Command::Flush(done)).await.is_ok() {
-            let _ = tokio::time::timeout(limit, sent).await;
-        }
+        let flushed = async {
+            if self.sender.send(Command::Flush(done)).await.is_ok() {
+                let _ = sent.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, flushed).await;
     }
 
     /// The span of a tool called directly, not by a run (`steward tools call`, MCP `tools/call`): its own
