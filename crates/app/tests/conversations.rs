@@ -235,10 +235,62 @@ async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static
             }
         }
     }
+    // Events PostgreSQL's jsonb refuses (an escaped NUL), and events Steward never writes (not an array of
+    // events): the upgrade goes through, and reads the first as it did before and the others as untainted.
+    let odd = [
+        (
+            5,
+            r#"[{"type":"answer","content":"a\u0000b","tainted_by":"list_expenses"}]"#,
+        ),
+        (6, r#"{"tainted_by":"x"}"#),
+        (7, r#"["tainted_by",{"type":"answer"}]"#),
+    ];
+    {
+        use sqlx::Connection as _;
+        let insert = "INSERT INTO conversation_messages (conversation_id, seq, role, content, events, at) \
+                      VALUES ($1, $2, 'assistant', 'a', $3, $4)";
+        let at = Utc::now();
+        if url.starts_with("sqlite:") {
+            let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+            for (seq, events) in odd {
+                sqlx::query(insert)
+                    .bind(&c.id)
+                    .bind(seq)
+                    .bind(events)
+                    .bind(at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+            }
+        } else {
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            for (seq, events) in odd {
+                sqlx::query(insert)
+                    .bind(&c.id)
+                    .bind(i64::from(seq))
+                    .bind(events)
+                    .bind(at)
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
     let store = RunStore::open(Some(url)).await.unwrap();
     let messages = store.conversation_messages(&c.id).await.unwrap();
     let taints: Vec<Option<&str>> = messages.iter().map(|m| m.tainted_by.as_deref()).collect();
-    assert_eq!(taints, [None, None, None, Some("http_get")]);
+    assert_eq!(
+        taints,
+        [
+            None,
+            None,
+            None,
+            Some("http_get"),
+            Some("list_expenses"),
+            None,
+            None
+        ]
+    );
     store.close().await;
 }
 

@@ -101,6 +101,9 @@ pub(crate) async fn migrate(pool: &Pool, shown: &str) -> Result<(), StoreError> 
         tx.script(sql).await.map_err(|e| {
             StoreError::Database(format!("migration {} of {shown} failed: {e}", step.version))
         })?;
+        if step.version == 8 {
+            fill_message_taint(&mut tx).await?;
+        }
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
             vec![
@@ -111,4 +114,66 @@ pub(crate) async fn migrate(pool: &Pool, shown: &str) -> Result<(), StoreError> 
         .await?;
     }
     tx.commit().await
+}
+
+/// Step 8's data: each assistant message written before gets the tool that tainted its turn from the events it
+/// kept (the first event object with a `tainted_by` text), as the server found it before by reading them back.
+/// Parsed here rather than in SQL: PostgreSQL's `jsonb` refuses text that JSON allows (`\u0000`), and events
+/// that do not parse (never written by Steward) are left without, as they were read before.
+async fn fill_message_taint(tx: &mut super::engine::Tx) -> Result<(), StoreError> {
+    let rows = tx
+        .fetch(
+            "SELECT conversation_id, seq, events FROM conversation_messages \
+             WHERE events LIKE '%tainted_by%' AND tainted_by IS NULL",
+            Vec::new(),
+        )
+        .await?;
+    for row in rows {
+        let Some(tool) = row.text(2)?.as_deref().and_then(taint_in) else {
+            continue;
+        };
+        tx.execute(
+            "UPDATE conversation_messages SET tainted_by = $1 WHERE conversation_id = $2 AND seq = $3",
+            vec![Arg::from(tool), Arg::from(row.string(0)?), Arg::Int(Some(row.int(1)?))],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The first `tainted_by` text among a message's events (a JSON array of event objects).
+fn taint_in(events: &str) -> Option<String> {
+    let events: serde_json::Value = serde_json::from_str(events).ok()?;
+    events.as_array()?.iter().find_map(|event| {
+        event
+            .get("tainted_by")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::taint_in;
+
+    #[test]
+    fn the_taint_of_a_message_is_read_from_its_events_whatever_they_hold() {
+        let answer = r#"[{"type":"tool_result","tool":"http_get"},{"type":"answer","content":"a\u0000b \"q\" \\","tainted_by":"http_get"}]"#;
+        assert_eq!(taint_in(answer).as_deref(), Some("http_get"));
+        for none in [
+            "not json",
+            r#"{"tainted_by":"x"}"#,
+            r#"["tainted_by",{"type":"answer"}]"#,
+            r#""tainted_by""#,
+            r#"[{"tainted_by":5}]"#,
+            r#"[{"nested":{"tainted_by":"x"}}]"#,
+            r#"[{"type":"answer"}]"#,
+        ] {
+            assert_eq!(taint_in(none), None, "{none}");
+        }
+        assert_eq!(
+            taint_in(r#"["x",{"tainted_by":"list_expenses"}]"#).as_deref(),
+            Some("list_expenses")
+        );
+    }
 }
