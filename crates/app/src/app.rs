@@ -243,11 +243,11 @@ impl App {
         self
     }
 
-    /// Waits (five seconds at most) until the spans of the runs so far are sent to the collector, when runs
+    /// Waits (two seconds at most) until the spans of the runs so far are sent to the collector, when runs
     /// are traced: a process that ends calls it last (a server sends them in the background as it goes).
     pub async fn flush_traces(&self) {
         if let Some(telemetry) = &self.telemetry {
-            telemetry.flush(std::time::Duration::from_secs(5)).await;
+            telemetry.flush(std::time::Duration::from_secs(2)).await;
         }
     }
 

@@ -182,8 +182,7 @@ impl DirectCall {
         let start = chrono::Utc::now();
         let result = self.tool.call(&self.ctx, self.args.clone()).await;
         let decision = self.approval.as_ref().map(|_| "approved");
-        let error = result.as_ref().err().map(ToString::to_string);
-        self.trace(start, decision, error);
+        self.trace(start, decision, result.is_err().then_some("tool_error"));
         if self.audit.is_some() {
             let record = self.record(if result.is_ok() { "ok" } else { "error" });
             if let Err(e) = self.chain(record).await {
@@ -206,7 +205,7 @@ impl DirectCall {
         &self,
         start: chrono::DateTime<chrono::Utc>,
         decision: Option<&str>,
-        error: Option<String>,
+        failure: Option<&str>,
     ) {
         if let Some(telemetry) = &self.telemetry {
             telemetry.direct_call(&DirectSpan {
@@ -216,7 +215,7 @@ impl DirectCall {
                 principal: &self.ctx.principal.name,
                 start,
                 decision,
-                error,
+                failure,
             });
         }
     }
@@ -268,15 +267,31 @@ impl App {
         let origin = surface.as_str();
         self.check_role(principal)?;
         let policy = self.policy_tainted(principal, tainted_by);
-        let tool = self.build_tool(&call.name, model, Some(principal))?;
-        let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
-        let reads_data = reads_data(tool.spec(), &trusted);
         let audit = self.store.clone().map(|store| AuditTo { store, surface });
         let ctx = ToolContext::new(origin, call.id.as_str(), origin)
             .with_tool(call.name.as_str())
             .with_principal(Arc::new(principal.clone()))
             .with_observer(policy.clone())
             .with_policy(policy.clone());
+        let tool = match self.build_tool(&call.name, model, Some(principal)) {
+            Ok(tool) => tool,
+            Err(needs @ AppError::ToolNeeds { .. }) => {
+                // A tool this call cannot run here is still refused for the role first, and chained, as any
+                // call the role may not make is.
+                if let Ok(spec) = self.tool_spec(&call.name, Some(principal)) {
+                    let args = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                    if let Decision::Deny { reason } = policy.decide(&call, &spec, &args) {
+                        let refusal = Refusal::Denied { reason };
+                        refused(audit.as_ref(), &ctx, &call, &refusal).await?;
+                        return Ok(Checked::Refused(refusal));
+                    }
+                }
+                return Err(needs);
+            }
+            Err(other) => return Err(other),
+        };
+        let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
+        let reads_data = reads_data(tool.spec(), &trusted);
         let mut toolbox = Toolbox::new();
         toolbox.add(tool)?;
         let (tool, args) = match toolbox.check(&call) {
@@ -285,6 +300,17 @@ impl App {
                 let refusal = Refusal::Invalid {
                     observation: rejection.observation,
                 };
+                if let Some(telemetry) = &self.telemetry {
+                    telemetry.direct_call(&DirectSpan {
+                        tool: &call.name,
+                        call_id: &call.id,
+                        surface: origin,
+                        principal: &principal.name,
+                        start: chrono::Utc::now(),
+                        decision: Some("invalid"),
+                        failure: Some("invalid_arguments"),
+                    });
+                }
                 refused(audit.as_ref(), &ctx, &call, &refusal).await?;
                 return Ok(Checked::Refused(refusal));
             }
@@ -312,6 +338,7 @@ impl App {
                 reason: format!("the policy decided {other:?}, which Steward cannot carry out"),
             },
         };
+        direct.trace(chrono::Utc::now(), Some("denied"), Some("denied"));
         refused(direct.audit.as_ref(), &direct.ctx, &direct.call, &refusal).await?;
         Ok(Checked::Refused(refusal))
     }

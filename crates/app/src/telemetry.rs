@@ -75,32 +75,51 @@ impl TelemetryConfig {
             }
             (None, None) => return Ok(None),
         };
-        let protocol = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-            .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL"));
-        if let Some(protocol) = protocol.map(|p| p.trim().to_ascii_lowercase())
-            && protocol == "grpc"
+        let protocol = [
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ]
+        .into_iter()
+        .find_map(|name| var(name).map(|value| (name, value)));
+        if let Some((protocol_var, protocol)) = protocol
+            && protocol.trim().eq_ignore_ascii_case("grpc")
         {
             return Err(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL is `{protocol}`, but Steward sends OTLP over HTTP (JSON bodies): point \
-                 the endpoint at the collector's HTTP port (4318 by default) and set the protocol to http/json"
+                "{protocol_var} is `grpc`, but Steward sends OTLP over HTTP (JSON bodies): point the endpoint at the \
+                 collector's HTTP port (4318 by default) and set the protocol to http/json"
             ));
         }
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+            || reqwest::Url::parse(&endpoint).is_err()
+        {
             return Err(format!(
                 "{name} is `{}`, not an http:// or https:// URL (e.g. http://localhost:4318)",
                 steward_core::redact::redact_urls(&given)
             ));
         }
-        let headers = var("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
-            .or_else(|| var("OTEL_EXPORTER_OTLP_HEADERS"))
-            .map(|text| {
-                text.split(',')
-                    .filter_map(|pair| pair.split_once('='))
-                    .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                    .filter(|(k, _)| !k.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let headers_var = [
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+        ]
+        .into_iter()
+        .find_map(|name| var(name).map(|value| (name, value)));
+        let mut headers = Vec::new();
+        if let Some((headers_name, text)) = headers_var {
+            for pair in text.split(',').filter(|p| !p.trim().is_empty()) {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                // Values are percent-encoded (the W3C baggage form the OTel spec uses).
+                let (key, value) = (key.trim(), percent_decode(value.trim()));
+                let valid = reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_ok()
+                    && reqwest::header::HeaderValue::from_str(&value).is_ok();
+                if !valid {
+                    return Err(format!(
+                        "{headers_name}: `{key}` is not a header name with a valid value (write key=value pairs \
+                         separated by commas, values percent-encoded)"
+                    ));
+                }
+                headers.push((key.to_owned(), value));
+            }
+        }
         Ok(Some(Self {
             endpoint,
             headers,
@@ -124,8 +143,34 @@ pub struct DirectSpan<'a> {
     pub start: DateTime<Utc>,
     /// How it was decided, when not simply allowed (`approved`, `rejected`).
     pub decision: Option<&'a str>,
-    /// Why it failed, when it did.
-    pub error: Option<String>,
+    /// How it failed, when it did: a category (`tool_error`, `denied`, `invalid_arguments`), never the
+    /// tool's own text.
+    pub failure: Option<&'a str>,
+}
+
+/// `%XX` sequences decoded; anything else (a lone `%`, invalid UTF-8 once decoded) left as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// A finished span, ready to send.
@@ -189,7 +234,8 @@ impl Telemetry {
             model,
             principal: principal.to_owned(),
             surface: surface.to_owned(),
-            open: Mutex::new(HashMap::new()),
+            nonce: nonce(),
+            spans: Mutex::new(Spans::default()),
         })
     }
 
@@ -225,8 +271,8 @@ impl Telemetry {
         if let Some(decision) = call.decision {
             attributes.push(attr("steward.decision", decision));
         }
-        if call.error.is_some() {
-            attributes.push(attr("error.type", "steward.error"));
+        if let Some(failure) = call.failure {
+            attributes.push(attr("error.type", failure));
         }
         self.send(SpanData {
             trace: id(16, &["direct", call.surface, call.call_id, &nanos]),
@@ -237,7 +283,7 @@ impl Telemetry {
             start: call.start,
             end: Utc::now(),
             attributes,
-            error: call.error.clone(),
+            error: call.failure.map(str::to_owned),
         });
     }
 
@@ -396,21 +442,58 @@ fn id(bytes: usize, parts: &[&str]) -> String {
         .collect()
 }
 
-/// The trace of a run tree: its top run's id (a sub-run's id is `<parent id>/<call id>`).
+/// The trace of a run tree: its top run's id (a sub-run's id is `<parent id>/<call id>`), so a resumed run
+/// joins the trace it began in.
 fn trace_of(run_id: &str) -> String {
-    id(16, &[run_id.split('/').next().unwrap_or(run_id)])
+    id(16, &["trace", run_id.split('/').next().unwrap_or(run_id)])
 }
 
-fn run_span(run_id: &str) -> String {
-    id(8, &["run", run_id])
+/// What a span's status says when it failed: a category, never text from the run (a tool's error, a model's
+/// error can hold rows, arguments or the prompt).
+#[derive(Clone, Copy, Debug)]
+enum Failure {
+    Tool,
+    Denied,
+    Invalid,
+    Run(&'static str),
 }
 
-fn chat_span(run_id: &str, step: u32) -> String {
-    id(8, &["chat", run_id, &step.to_string()])
+impl Failure {
+    fn text(self) -> &'static str {
+        match self {
+            Self::Tool => "tool_error",
+            Self::Denied => "denied",
+            Self::Invalid => "invalid_arguments",
+            Self::Run(outcome) => outcome,
+        }
+    }
 }
 
-fn tool_span(run_id: &str, call_id: &str) -> String {
-    id(8, &["tool", run_id, call_id])
+/// A distinct value for each observer, so that span ids stay unique across turns of one run (a conversation's
+/// follow-up, a resumed run) and calls whose ids a model reused.
+fn nonce() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}:{}:{}",
+        std::process::id(),
+        Utc::now().timestamp_nanos_opt().unwrap_or_default(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The spans of one turn in flight.
+#[derive(Default)]
+struct Spans {
+    /// Started and not ended, by span id.
+    open: HashMap<String, SpanData>,
+    /// The span of each run seen, by run id.
+    runs: HashMap<String, String>,
+    /// The span of each tool call, by run id and call id (the latest, if a model reused an id).
+    tools: HashMap<(String, String), String>,
+    /// The span of each model call, by run id and step.
+    chats: HashMap<(String, u32), String>,
+    /// Spans made so far (part of each id).
+    made: u64,
 }
 
 /// Turns one turn's events into spans.
@@ -421,58 +504,177 @@ struct SpanObserver {
     model: String,
     principal: String,
     surface: String,
-    /// Spans started and not ended, by span id.
-    open: Mutex<HashMap<String, SpanData>>,
-}
-
-impl SpanObserver {
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, SpanData>> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn start(
-        &self,
-        run_id: &str,
-        id: String,
-        parent: Option<String>,
-        name: String,
-        kind: u8,
-        at: DateTime<Utc>,
-        attributes: Vec<(String, Value)>,
-    ) {
-        let span = SpanData {
-            trace: trace_of(run_id),
-            id: id.clone(),
-            parent,
-            name,
-            kind,
-            start: at,
-            end: at,
-            attributes,
-            error: None,
-        };
-        self.open().insert(id, span);
-    }
-
-    /// Ends the span `id` (when it is open) with more attributes and, if it failed, its error.
-    fn end(&self, id: &str, at: DateTime<Utc>, more: Vec<(String, Value)>, error: Option<String>) {
-        let Some(mut span) = self.open().remove(id) else {
-            return;
-        };
-        span.end = at;
-        span.attributes.extend(more);
-        if let Some(error) = error {
-            span.attributes
-                .push(("error.type".to_owned(), json!("steward.error")));
-            span.error = Some(error);
-        }
-        self.telemetry.send(span);
-    }
+    nonce: String,
+    spans: Mutex<Spans>,
 }
 
 fn attr(key: &str, value: impl Into<Value>) -> (String, Value) {
     (key.to_owned(), value.into())
+}
+
+impl SpanObserver {
+    fn spans(&self) -> std::sync::MutexGuard<'_, Spans> {
+        self.spans.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new span id.
+    fn new_id(&self, spans: &mut Spans, kind: &str, run_id: &str) -> String {
+        spans.made += 1;
+        id(8, &[kind, run_id, &self.nonce, &spans.made.to_string()])
+    }
+
+    /// The span of `run_id`, started now (at `at`) when the run was not seen yet: a run begun in an earlier
+    /// turn or process (a resumed run) gets one from its first event here.
+    fn run_span(
+        &self,
+        spans: &mut Spans,
+        run_id: &str,
+        at: DateTime<Utc>,
+        agent: Option<&str>,
+    ) -> String {
+        if let Some(id) = spans.runs.get(run_id) {
+            return id.clone();
+        }
+        self.start_run(spans, run_id, at, agent)
+    }
+
+    fn start_run(
+        &self,
+        spans: &mut Spans,
+        run_id: &str,
+        at: DateTime<Utc>,
+        agent: Option<&str>,
+    ) -> String {
+        let id = self.new_id(spans, "run", run_id);
+        // A sub-run is a child of the tool call that started it.
+        let parent = run_id.rsplit_once('/').and_then(|(parent_run, call)| {
+            spans
+                .tools
+                .get(&(parent_run.to_owned(), call.to_owned()))
+                .cloned()
+        });
+        let mut attributes = vec![
+            attr("gen_ai.operation.name", "invoke_agent"),
+            attr("steward.run_id", run_id),
+            attr("steward.surface", self.surface.as_str()),
+        ];
+        if let Some(agent) = agent {
+            attributes.push(attr("gen_ai.agent.name", agent));
+        }
+        if !self.principal.is_empty() {
+            attributes.push(attr("steward.principal", self.principal.as_str()));
+        }
+        let name = match agent {
+            Some(agent) => format!("invoke_agent {agent}"),
+            None => "invoke_agent".to_owned(),
+        };
+        spans.open.insert(
+            id.clone(),
+            SpanData {
+                trace: trace_of(run_id),
+                id: id.clone(),
+                parent,
+                name,
+                kind: 1,
+                start: at,
+                end: at,
+                attributes,
+                error: None,
+            },
+        );
+        spans.runs.insert(run_id.to_owned(), id.clone());
+        id
+    }
+
+    fn start(
+        &self,
+        spans: &mut Spans,
+        run_id: &str,
+        (id, name, kind): (String, String, u8),
+        at: DateTime<Utc>,
+        attributes: Vec<(String, Value)>,
+    ) {
+        let parent = self.run_span(spans, run_id, at, None);
+        spans.open.insert(
+            id.clone(),
+            SpanData {
+                trace: trace_of(run_id),
+                id,
+                parent: Some(parent),
+                name,
+                kind,
+                start: at,
+                end: at,
+                attributes,
+                error: None,
+            },
+        );
+    }
+
+    /// Ends the span `id` (when it is open) with more attributes and, if it failed, why.
+    fn end(
+        &self,
+        spans: &mut Spans,
+        id: &str,
+        at: DateTime<Utc>,
+        more: Vec<(String, Value)>,
+        failure: Option<Failure>,
+    ) {
+        let Some(mut span) = spans.open.remove(id) else {
+            return;
+        };
+        span.end = at;
+        span.attributes.extend(more);
+        if let Some(failure) = failure {
+            span.attributes.push(attr("error.type", failure.text()));
+            span.error = Some(failure.text().to_owned());
+        }
+        self.telemetry.send(span);
+    }
+
+    /// The span of a tool call: the one its `ToolCall` started, or, for a call refused before it ran (denied,
+    /// invalid, waiting for approval: no `ToolCall` comes first), one started now.
+    fn tool_span(
+        &self,
+        spans: &mut Spans,
+        run_id: &str,
+        call: &steward_core::ToolCall,
+        at: DateTime<Utc>,
+    ) -> String {
+        let key = (run_id.to_owned(), call.id.clone());
+        if let Some(id) = spans.tools.get(&key)
+            && spans.open.contains_key(id)
+        {
+            return id.clone();
+        }
+        self.start_tool(spans, run_id, call, at)
+    }
+
+    fn start_tool(
+        &self,
+        spans: &mut Spans,
+        run_id: &str,
+        call: &steward_core::ToolCall,
+        at: DateTime<Utc>,
+    ) -> String {
+        let id = self.new_id(spans, "tool", run_id);
+        spans
+            .tools
+            .insert((run_id.to_owned(), call.id.clone()), id.clone());
+        self.start(
+            spans,
+            run_id,
+            (id.clone(), format!("execute_tool {}", call.name), 1),
+            at,
+            vec![
+                attr("gen_ai.operation.name", "execute_tool"),
+                attr("gen_ai.tool.name", call.name.as_str()),
+                attr("gen_ai.tool.call.id", call.id.as_str()),
+                attr("gen_ai.tool.type", "function"),
+            ],
+        );
+        id
+    }
 }
 
 impl Observer for SpanObserver {
@@ -482,30 +684,16 @@ impl Observer for SpanObserver {
 
     fn on_record(&self, record: &EventRecord) {
         let at = record.at;
+        let mut spans = self.spans();
+        let spans = &mut *spans;
         match &record.event {
             Event::RunStarted { run_id, agent, .. } => {
-                // A sub-run is a child of the tool call that started it.
-                let parent = run_id
-                    .rsplit_once('/')
-                    .map(|(parent_run, call)| tool_span(parent_run, call));
-                let mut attributes = vec![
-                    attr("gen_ai.operation.name", "invoke_agent"),
-                    attr("gen_ai.agent.name", agent.as_str()),
-                    attr("steward.run_id", run_id.as_str()),
-                    attr("steward.surface", self.surface.as_str()),
-                ];
-                if !self.principal.is_empty() {
-                    attributes.push(attr("steward.principal", self.principal.as_str()));
-                }
-                self.start(
-                    run_id,
-                    run_span(run_id),
-                    parent,
-                    format!("invoke_agent {agent}"),
-                    1,
-                    at,
-                    attributes,
-                );
+                self.start_run(spans, run_id, at, Some(agent));
+            }
+            Event::FollowUp { run_id, .. } => {
+                // A conversation's next turn of the same run: a span of its own.
+                spans.runs.remove(run_id);
+                self.start_run(spans, run_id, at, None);
             }
             Event::ModelRequest { run_id, step, .. } => {
                 // The turn's model is the top run's; a sub-agent may use another, which the events do not name.
@@ -522,15 +710,9 @@ impl Observer for SpanObserver {
                 } else {
                     "chat".to_owned()
                 };
-                self.start(
-                    run_id,
-                    chat_span(run_id, *step),
-                    Some(run_span(run_id)),
-                    name,
-                    3,
-                    at,
-                    attributes,
-                );
+                let id = self.new_id(spans, "chat", run_id);
+                spans.chats.insert((run_id.clone(), *step), id.clone());
+                self.start(spans, run_id, (id, name, 3), at, attributes);
             }
             Event::ModelResponse {
                 run_id,
@@ -543,74 +725,48 @@ impl Observer for SpanObserver {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_else(|| "other".to_owned());
-                self.end(
-                    &chat_span(run_id, *step),
-                    at,
-                    vec![
-                        attr("gen_ai.usage.input_tokens", usage.input_tokens),
-                        attr("gen_ai.usage.output_tokens", usage.output_tokens),
-                        attr("gen_ai.response.finish_reasons", json!([reason])),
-                    ],
-                    None,
-                );
+                if let Some(id) = spans.chats.remove(&(run_id.clone(), *step)) {
+                    self.end(
+                        spans,
+                        &id,
+                        at,
+                        vec![
+                            attr("gen_ai.usage.input_tokens", usage.input_tokens),
+                            attr("gen_ai.usage.output_tokens", usage.output_tokens),
+                            attr("gen_ai.response.finish_reasons", json!([reason])),
+                        ],
+                        None,
+                    );
+                }
             }
             Event::ToolCall { run_id, call } => {
-                self.start(
-                    run_id,
-                    tool_span(run_id, &call.id),
-                    Some(run_span(run_id)),
-                    format!("execute_tool {}", call.name),
-                    1,
-                    at,
-                    vec![
-                        attr("gen_ai.operation.name", "execute_tool"),
-                        attr("gen_ai.tool.name", call.name.as_str()),
-                        attr("gen_ai.tool.call.id", call.id.as_str()),
-                        attr("gen_ai.tool.type", "function"),
-                    ],
-                );
+                self.start_tool(spans, run_id, call, at);
             }
             Event::ToolResult {
                 run_id,
                 call_id,
                 is_error,
-                content,
                 ..
             } => {
-                let error = is_error.then(|| content.chars().take(200).collect());
-                self.end(&tool_span(run_id, call_id), at, Vec::new(), error);
+                if let Some(id) = spans.tools.get(&(run_id.clone(), call_id.clone())).cloned() {
+                    let failure = is_error.then_some(Failure::Tool);
+                    self.end(spans, &id, at, Vec::new(), failure);
+                }
             }
-            Event::ToolDenied {
-                run_id,
-                call,
-                reason,
-            } => {
-                self.end(
-                    &tool_span(run_id, &call.id),
-                    at,
-                    vec![attr("steward.decision", "denied")],
-                    Some(reason.clone()),
-                );
+            Event::ToolDenied { run_id, call, .. } => {
+                let id = self.tool_span(spans, run_id, call, at);
+                let more = vec![attr("steward.decision", "denied")];
+                self.end(spans, &id, at, more, Some(Failure::Denied));
             }
-            Event::ValidationError {
-                run_id,
-                call,
-                rejection,
-            } => {
-                self.end(
-                    &tool_span(run_id, &call.id),
-                    at,
-                    vec![attr("steward.decision", "invalid")],
-                    Some(rejection.observation.clone()),
-                );
+            Event::ValidationError { run_id, call, .. } => {
+                let id = self.tool_span(spans, run_id, call, at);
+                let more = vec![attr("steward.decision", "invalid")];
+                self.end(spans, &id, at, more, Some(Failure::Invalid));
             }
             Event::ApprovalRequested { run_id, call, .. } => {
-                self.end(
-                    &tool_span(run_id, &call.id),
-                    at,
-                    vec![attr("steward.decision", "waits_for_approval")],
-                    None,
-                );
+                let id = self.tool_span(spans, run_id, call, at);
+                let more = vec![attr("steward.decision", "waits_for_approval")];
+                self.end(spans, &id, at, more, None);
             }
             Event::Finished {
                 run_id,
@@ -618,12 +774,15 @@ impl Observer for SpanObserver {
                 usage,
                 steps,
             } => {
-                let error = match outcome {
+                let id = self.run_span(spans, run_id, at, None);
+                spans.runs.remove(run_id);
+                let failure = match outcome {
                     Outcome::Answered { .. } => None,
-                    other => Some(other.to_string()),
+                    other => Some(Failure::Run(other.name())),
                 };
                 self.end(
-                    &run_span(run_id),
+                    spans,
+                    &id,
                     at,
                     vec![
                         attr("steward.outcome", outcome.name()),
@@ -631,8 +790,12 @@ impl Observer for SpanObserver {
                         attr("gen_ai.usage.input_tokens", usage.input_tokens),
                         attr("gen_ai.usage.output_tokens", usage.output_tokens),
                     ],
-                    error,
+                    failure,
                 );
+            }
+            Event::ApprovalDecided { run_id, .. } => {
+                // A resumed run: its span starts with the decision.
+                self.run_span(spans, run_id, at, None);
             }
             _ => {}
         }
@@ -640,10 +803,11 @@ impl Observer for SpanObserver {
 }
 
 impl Drop for SpanObserver {
-    /// Spans still open when the turn is dropped (a run that waits for approval, one cancelled) end now.
+    /// Spans still open when the turn is dropped (a run that waits for approval, one cancelled, a model call
+    /// that failed) end now.
     fn drop(&mut self) {
         let now = Utc::now();
-        let open: Vec<SpanData> = self.open().drain().map(|(_, span)| span).collect();
+        let open: Vec<SpanData> = self.spans().open.drain().map(|(_, span)| span).collect();
         for mut span in open {
             span.end = now;
             span.attributes.push(attr("steward.ended", "unfinished"));
@@ -719,11 +883,53 @@ mod tests {
     }
 
     #[test]
-    fn a_sub_run_is_a_child_of_the_call_that_started_it_in_the_same_trace() {
+    fn a_run_tree_is_one_trace() {
         assert_eq!(trace_of("top/a1"), trace_of("top"));
+        assert_eq!(trace_of("top/a1/b2"), trace_of("top"));
         assert_ne!(trace_of("top"), trace_of("other"));
-        assert_eq!(run_span("top").len(), 16);
         assert_eq!(trace_of("top").len(), 32);
-        assert_ne!(tool_span("top", "a1"), run_span("top/a1"));
+    }
+
+    #[test]
+    fn header_values_are_percent_decoded_and_bad_ones_refused() {
+        assert_eq!(percent_decode("Basic%20abc%3D"), "Basic abc=");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        let config = TelemetryConfig::from_vars(vars(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Basic%20abc"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            config.headers,
+            [("authorization".to_owned(), "Basic abc".to_owned())]
+        );
+        for bad in ["bad key=1", "k=line%0Abreak", "=v"] {
+            let error = TelemetryConfig::from_vars(vars(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+                ("OTEL_EXPORTER_OTLP_HEADERS", bad),
+            ]))
+            .unwrap_err();
+            assert!(
+                error.contains("OTEL_EXPORTER_OTLP_HEADERS"),
+                "{bad}: {error}"
+            );
+        }
+        for bad in ["http://u:p@[::1", "http://a:99999"] {
+            assert!(
+                TelemetryConfig::from_vars(vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", bad)])).is_err(),
+                "{bad}"
+            );
+        }
+        let traces_grpc = TelemetryConfig::from_vars(vars(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4317"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+        ]))
+        .unwrap_err();
+        assert!(
+            traces_grpc.starts_with("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+            "{traces_grpc}"
+        );
     }
 }

@@ -61,7 +61,9 @@ pub(crate) async fn run(args: AskArgs, config: &ConfigFile) -> anyhow::Result<u8
     )
     .await?;
     let mut run = session.turn.start(question);
-    conclude(&session, &mut run, args.json).await
+    let code = conclude(&session, &mut run, args.json).await;
+    session.close().await;
+    code
 }
 
 /// Drives `run` to its end and reports it as `ask` does: the answer (or, with `json`, the whole run); a run

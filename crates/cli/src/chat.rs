@@ -43,6 +43,7 @@ pub(crate) fn run(
         turn,
         trace,
         model_name,
+        app,
         ..
     } = runtime.block_on(Session::open(
         config,
@@ -144,6 +145,8 @@ pub(crate) fn run(
         }
         let _ = editor.save_history(path);
     }
+    drop(turn);
+    runtime.block_on(app.flush_traces());
     Ok(exit::OK)
 }
 

@@ -82,10 +82,8 @@ pub(crate) async fn store_for_runs(
     }
 }
 
-/// Waits until the turn's records are written and its spans sent; a write error is a warning (the answer
-/// stands).
+/// Waits until the turn's records are written; a write error is a warning (the answer stands).
 pub(crate) async fn finish(turn: &steward_app::Turn) {
-    turn.app().flush_traces().await;
     if let Err(e) = turn.flush().await {
         note!(
             "{} the run was not recorded completely in {}: {e}",
@@ -248,7 +246,9 @@ async fn resume(args: ResumeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         );
     }
     store.close().await;
-    crate::ask::conclude(&session, &mut run, args.json).await
+    let code = crate::ask::conclude(&session, &mut run, args.json).await;
+    session.close().await;
+    code
 }
 
 async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {

@@ -169,6 +169,15 @@ pub(crate) struct Resuming {
 }
 
 impl Session {
+    /// Ends the session: the turn is dropped (the spans of a run that waits end with it) and the spans are
+    /// sent, two seconds at most, when runs are traced. After the answer is shown, so that a slow collector
+    /// never holds it back.
+    pub(crate) async fn close(self) {
+        let app = self.app.clone();
+        drop(self);
+        app.flush_traces().await;
+    }
+
     /// Builds the app, connects the model and assembles the turn; `question` ranks the analyst's schema.
     pub(crate) async fn open(
         config: &ConfigFile,

@@ -102,6 +102,39 @@ fn a_role_lists_and_calls_only_its_tools_and_its_approvals_hold() {
         text(&out.stdout)
     );
 
+    // A tool that runs a model itself is refused for the role the same way (before saying it needs a model),
+    // and the refusal is in the audit trail.
+    let store = format!("sqlite://{}/runs.sqlite", scratch_dir("roles-store"));
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "-c",
+            &config,
+            "--store",
+            &store,
+            "--role",
+            "bookkeeper",
+            "ask_database",
+            r#"{"question": "how many customers?"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .contains("Not allowed: `ask_database` is not allowed for the role `bookkeeper`"),
+        "{}",
+        text(&out.stdout)
+    );
+    let trail = steward(&["audit", "list", "--store", &store, "--json"], &[], "");
+    assert!(
+        text(&trail.stdout).contains("ask_database"),
+        "{}",
+        text(&trail.stdout)
+    );
+
     // A tool the role must have approved waits: without a terminal nothing is written and the exit code is 4.
     let before = sqlite3(&db, "SELECT count(*) FROM expenses");
     let args =

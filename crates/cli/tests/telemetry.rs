@@ -63,6 +63,11 @@ async fn a_run_is_traced_with_genai_spans_for_the_agent_its_model_calls_and_its_
     let model = mock_openai(vec![
         tool_reply("call_calc", "calculator", r#"{"expression": "5 * 1.2"}"#),
         tool_reply("call_bad", "calculator", r#"{"expression": "1 +"}"#),
+        tool_reply(
+            "call_inv",
+            "calculator",
+            r#"{"expr": "secret_argument_4242"}"#,
+        ),
         text_reply("5 * 1.2 = 6."),
     ])
     .await;
@@ -93,7 +98,7 @@ async fn a_run_is_traced_with_genai_spans_for_the_agent_its_model_calls_and_its_
     assert!(agent.get("parentSpanId").is_none());
 
     let chats = named("chat ");
-    assert_eq!(chats.len(), 3, "{spans:#?}");
+    assert_eq!(chats.len(), 4, "{spans:#?}");
     for chat in &chats {
         assert_eq!(chat["parentSpanId"], agent["spanId"]);
         assert_eq!(chat["traceId"], agent["traceId"]);
@@ -107,7 +112,7 @@ async fn a_run_is_traced_with_genai_spans_for_the_agent_its_model_calls_and_its_
         assert!(attributes.contains_key("gen_ai.response.finish_reasons"));
     }
     let tools = named("execute_tool ");
-    assert_eq!(tools.len(), 2, "{spans:#?}");
+    assert_eq!(tools.len(), 3, "{spans:#?}");
     let by_call: HashMap<String, &Value> = tools
         .iter()
         .map(|t| (string(t, "gen_ai.tool.call.id"), *t))
@@ -117,9 +122,32 @@ async fn a_run_is_traced_with_genai_spans_for_the_agent_its_model_calls_and_its_
     assert_eq!(string(good, "gen_ai.tool.name"), "calculator");
     assert_eq!(good["parentSpanId"], agent["spanId"]);
     assert_eq!(good["status"]["code"], 0);
-    // A call whose arguments the tool refuses is an error span, with why.
+    // A call the tool fails is an error span, and one whose arguments do not fit the schema (refused before it
+    // runs: no `tool_call` event) too; their status says which, never the tool's or the arguments' text.
     let bad = by_call["call_bad"];
     assert_eq!(bad["status"]["code"], 2, "{bad:#}");
+    assert_eq!(bad["status"]["message"], "tool_error", "{bad:#}");
+    let invalid = by_call["call_inv"];
+    assert_eq!(invalid["status"]["code"], 2, "{invalid:#}");
+    assert_eq!(invalid["status"]["message"], "invalid_arguments");
+    assert_eq!(string(invalid, "steward.decision"), "invalid");
+    assert_eq!(invalid["parentSpanId"], agent["spanId"]);
+    let all = serde_json::to_string(&spans).unwrap();
+    for secret in [
+        "secret_argument_4242",
+        "1 +",
+        "What is 5 * 1.2",
+        "5 * 1.2 = 6.",
+    ] {
+        assert!(!all.contains(secret), "{secret} reached the collector");
+    }
+    let mut ids: Vec<&str> = spans
+        .iter()
+        .map(|s| s["spanId"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), spans.len(), "span ids are unique");
     for span in &spans {
         let start: u128 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
         let end: u128 = span["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
