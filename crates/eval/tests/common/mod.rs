@@ -40,12 +40,15 @@ pub fn testdata() -> PathBuf {
 
 /// A name unique to this run.
 pub fn unique(prefix: &str) -> String {
+    // The clock alone is not enough: two tests of one process can read the same time.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     format!(
-        "{prefix}_{}_{}_{:x}",
+        "{prefix}_{}_{}_{:x}_{}",
         now.as_secs(),
         std::process::id(),
-        now.subsec_nanos()
+        now.subsec_nanos(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
 }
 

@@ -64,11 +64,15 @@ pub fn temp_copy(source: &std::path::Path, name: &str) -> PathBuf {
 }
 
 pub fn unique() -> String {
+    // The clock alone is not enough: two tests of one process can read the same time (seen in CI: two demo
+    // databases in one file, "table customers already exists").
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    format!("{:x}", nanos & 0xffff_ffff_ffff)
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:x}{n}", nanos & 0xffff_ffff_ffff)
 }
 
 /// The Chinook SQLite database, copied.
