@@ -207,17 +207,13 @@ impl DirectCall {
         decision: Option<&str>,
         failure: Option<&str>,
     ) {
-        if let Some(telemetry) = &self.telemetry {
-            telemetry.direct_call(&DirectSpan {
-                tool: &self.call.name,
-                call_id: &self.call.id,
-                surface: self.ctx.run_id.as_str(),
-                principal: &self.ctx.principal.name,
-                start,
-                decision,
-                failure,
-            });
-        }
+        trace(
+            self.telemetry.as_ref(),
+            &self.ctx,
+            &self.call,
+            start,
+            (decision, failure),
+        );
     }
 
     /// The audit record of this call with `status`.
@@ -282,7 +278,14 @@ impl App {
                     let args = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
                     if let Decision::Deny { reason } = policy.decide(&call, &spec, &args) {
                         let refusal = Refusal::Denied { reason };
-                        refused(audit.as_ref(), &ctx, &call, &refusal).await?;
+                        refused(
+                            audit.as_ref(),
+                            self.telemetry.as_ref(),
+                            &ctx,
+                            &call,
+                            &refusal,
+                        )
+                        .await?;
                         return Ok(Checked::Refused(refusal));
                     }
                 }
@@ -300,18 +303,14 @@ impl App {
                 let refusal = Refusal::Invalid {
                     observation: rejection.observation,
                 };
-                if let Some(telemetry) = &self.telemetry {
-                    telemetry.direct_call(&DirectSpan {
-                        tool: &call.name,
-                        call_id: &call.id,
-                        surface: origin,
-                        principal: &principal.name,
-                        start: chrono::Utc::now(),
-                        decision: Some("invalid"),
-                        failure: Some("invalid_arguments"),
-                    });
-                }
-                refused(audit.as_ref(), &ctx, &call, &refusal).await?;
+                refused(
+                    audit.as_ref(),
+                    self.telemetry.as_ref(),
+                    &ctx,
+                    &call,
+                    &refusal,
+                )
+                .await?;
                 return Ok(Checked::Refused(refusal));
             }
         };
@@ -338,25 +337,60 @@ impl App {
                 reason: format!("the policy decided {other:?}, which Steward cannot carry out"),
             },
         };
-        direct.trace(chrono::Utc::now(), Some("denied"), Some("denied"));
-        refused(direct.audit.as_ref(), &direct.ctx, &direct.call, &refusal).await?;
+        refused(
+            direct.audit.as_ref(),
+            direct.telemetry.as_ref(),
+            &direct.ctx,
+            &direct.call,
+            &refusal,
+        )
+        .await?;
         Ok(Checked::Refused(refusal))
     }
 }
 
-/// Chains a refused direct call in the audit trail: `invalid` or `denied`, with why.
+/// Sends the span of a direct call, when calls are traced: `outcome` is how it was decided and how it failed.
+fn trace(
+    telemetry: Option<&Telemetry>,
+    ctx: &ToolContext,
+    call: &ToolCall,
+    start: chrono::DateTime<chrono::Utc>,
+    (decision, failure): (Option<&str>, Option<&str>),
+) {
+    if let Some(telemetry) = telemetry {
+        telemetry.direct_call(&DirectSpan {
+            tool: &call.name,
+            call_id: &call.id,
+            surface: ctx.run_id.as_str(),
+            principal: &ctx.principal.name,
+            start,
+            decision,
+            failure,
+        });
+    }
+}
+
+/// Chains a refused direct call in the audit trail (`invalid` or `denied`, with why) and sends its span.
 async fn refused(
     audit: Option<&AuditTo>,
+    telemetry: Option<&Telemetry>,
     ctx: &ToolContext,
     call: &ToolCall,
     refusal: &Refusal,
 ) -> Result<(), AppError> {
+    let (status, reason, failure) = match refusal {
+        Refusal::Invalid { observation } => ("invalid", observation, "invalid_arguments"),
+        Refusal::Denied { reason } => ("denied", reason, "denied"),
+    };
+    trace(
+        telemetry,
+        ctx,
+        call,
+        chrono::Utc::now(),
+        (Some(status), Some(failure)),
+    );
     let Some(audit) = audit else {
         return Ok(());
-    };
-    let (status, reason) = match refusal {
-        Refusal::Invalid { observation } => ("invalid", observation),
-        Refusal::Denied { reason } => ("denied", reason),
     };
     let mut record = AuditRecord::of_call(
         &ctx.principal,

@@ -213,11 +213,9 @@ impl Telemetry {
             .build()
             .map_err(|e| format!("the trace exporter cannot start: {e}"))?;
         let (sender, receiver) = mpsc::channel(QUEUE);
-        tokio::spawn(export(config, http, receiver));
-        Ok(Self {
-            sender,
-            dropped: Arc::new(AtomicU64::new(0)),
-        })
+        let dropped = Arc::new(AtomicU64::new(0));
+        tokio::spawn(export(config, http, receiver, dropped.clone()));
+        Ok(Self { sender, dropped })
     }
 
     /// An observer that turns the events of the runs it sees into spans; `model` names the top run's model,
@@ -258,13 +256,8 @@ impl Telemetry {
             .timestamp_nanos_opt()
             .unwrap_or_default()
             .to_string();
-        let mut attributes = vec![
-            attr("gen_ai.operation.name", "execute_tool"),
-            attr("gen_ai.tool.name", call.tool),
-            attr("gen_ai.tool.call.id", call.call_id),
-            attr("gen_ai.tool.type", "function"),
-            attr("steward.surface", call.surface),
-        ];
+        let mut attributes = tool_attributes(call.tool, call.call_id);
+        attributes.push(attr("steward.surface", call.surface));
         if !call.principal.is_empty() {
             attributes.push(attr("steward.principal", call.principal));
         }
@@ -287,11 +280,6 @@ impl Telemetry {
         });
     }
 
-    /// Spans dropped because the queue was full.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-
     fn send(&self, span: SpanData) {
         if self.sender.try_send(Command::Span(Box::new(span))).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -303,11 +291,18 @@ async fn export(
     config: TelemetryConfig,
     http: reqwest::Client,
     mut receiver: mpsc::Receiver<Command>,
+    dropped: Arc<AtomicU64>,
 ) {
     let mut batch: Vec<SpanData> = Vec::new();
-    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     let mut failures = 0u64;
     loop {
+        // Spans that did not fit the queue (the collector is slower than the runs) are said, not hidden.
+        let lost = dropped.swap(0, Ordering::Relaxed);
+        if lost > 0 {
+            tracing::warn!(
+                "{lost} span(s) dropped: more came than the collector took ({QUEUE} are held)"
+            );
+        }
         let command = if batch.is_empty() {
             receiver.recv().await
         } else {
@@ -327,11 +322,8 @@ async fn export(
                 }
             }
             Some(Command::Flush(done)) => {
-                waiting.push(done);
                 post(&config, &http, &mut batch, &mut failures).await;
-                for done in waiting.drain(..) {
-                    let _ = done.send(());
-                }
+                let _ = done.send(());
             }
             None => {
                 post(&config, &http, &mut batch, &mut failures).await;
@@ -512,6 +504,16 @@ fn attr(key: &str, value: impl Into<Value>) -> (String, Value) {
     (key.to_owned(), value.into())
 }
 
+/// The GenAI attributes of a tool call's span.
+fn tool_attributes(tool: &str, call_id: &str) -> Vec<(String, Value)> {
+    vec![
+        attr("gen_ai.operation.name", "execute_tool"),
+        attr("gen_ai.tool.name", tool),
+        attr("gen_ai.tool.call.id", call_id),
+        attr("gen_ai.tool.type", "function"),
+    ]
+}
+
 impl SpanObserver {
     fn spans(&self) -> std::sync::MutexGuard<'_, Spans> {
         self.spans.lock().unwrap_or_else(PoisonError::into_inner)
@@ -666,12 +668,7 @@ impl SpanObserver {
             run_id,
             (id.clone(), format!("execute_tool {}", call.name), 1),
             at,
-            vec![
-                attr("gen_ai.operation.name", "execute_tool"),
-                attr("gen_ai.tool.name", call.name.as_str()),
-                attr("gen_ai.tool.call.id", call.id.as_str()),
-                attr("gen_ai.tool.type", "function"),
-            ],
+            tool_attributes(&call.name, &call.id),
         );
         id
     }
