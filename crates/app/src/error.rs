@@ -1,5 +1,7 @@
 //! What can go wrong assembling Steward.
 
+use steward_sql::SqlErrorKind;
+
 /// An error building the app, an agent or a tool.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -96,9 +98,16 @@ impl AppError {
             Self::NotFound(_) => ErrorKind::NotFound,
             Self::Conflict(_) => ErrorKind::Conflict,
             Self::Store(crate::store::StoreError::NotFound(_)) => ErrorKind::NotFound,
-            Self::Sql(_) | Self::Model(_) | Self::Core(_) | Self::Store(_) => {
-                ErrorKind::Unavailable
-            }
+            Self::Sql(e) => match e.kind() {
+                SqlErrorKind::Refused => ErrorKind::Forbidden,
+                SqlErrorKind::Constraint => ErrorKind::Conflict,
+                SqlErrorKind::BadUrl
+                | SqlErrorKind::Query
+                | SqlErrorKind::Invalid
+                | SqlErrorKind::Limits => ErrorKind::Invalid,
+                _ => ErrorKind::Unavailable,
+            },
+            Self::Model(_) | Self::Core(_) | Self::Store(_) => ErrorKind::Unavailable,
         }
     }
 }

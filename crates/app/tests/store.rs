@@ -424,7 +424,10 @@ async fn unknown_and_ambiguous_prefixes_are_clear_errors() {
         other => panic!("expected Ambiguous, got {other:?}"),
     }
     let error = store.get("zzzz").await.unwrap_err();
-    assert_eq!(error, StoreError::NotFound("zzzz".into()));
+    assert!(
+        matches!(&error, StoreError::NotFound(p) if p == "zzzz"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("steward runs list"), "{error}");
     assert_eq!(store.get(&a).await.unwrap().run.input, "a");
 }
@@ -526,6 +529,10 @@ async fn write_errors_are_kept_and_never_fail_the_run() {
         Some("answer to still answered?")
     );
     let error = obs.flush().await.unwrap_err();
-    assert!(matches!(error, StoreError::Database(_)), "{error:?}");
-    assert_eq!(obs.error(), Some(error), "the first error is kept");
+    assert!(matches!(error, StoreError::Database { .. }), "{error:?}");
+    assert_eq!(
+        obs.error().map(|e| e.to_string()),
+        Some(error.to_string()),
+        "the first error is kept"
+    );
 }

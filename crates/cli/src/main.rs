@@ -131,7 +131,11 @@ fn main() -> ExitCode {
     let code = match result {
         Ok(code) => code,
         Err(error) => {
-            note!("{} {error:#}", style::Style::stderr().error("error:"));
+            note!(
+                "{} {}",
+                style::Style::stderr().error("error:"),
+                error_text(&error)
+            );
             exit::code_for(&error)
         }
     };
@@ -146,6 +150,23 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// An error and the context it was met in, as one line: `reading x: cause`. A database error's message is
+/// already written for the reader from the driver's error, so the driver's own words (its cause) are left
+/// out.
+fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause.to_string());
+        if cause.is::<steward_sql::SqlError>() {
+            break;
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory as _;
@@ -154,5 +175,18 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn an_error_shows_its_context_but_not_a_database_error_s_driver_words_twice() {
+        let io = std::io::Error::other("error returned from database: (code: 1) no such table: x");
+        let sql = steward_sql::SqlError::query("no such table: x").caused_by(io);
+        let error = anyhow::Error::from(sql).context("running the query");
+        assert_eq!(
+            super::error_text(&error),
+            "running the query: no such table: x"
+        );
+        let plain = anyhow::Error::from(std::io::Error::other("disk full")).context("saving");
+        assert_eq!(super::error_text(&plain), "saving: disk full");
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlError};
+use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlErrorKind};
 
 use crate::agents::{ConfigFile, default_db, resolve_db};
 use crate::format::{Format, note_truncated, print_table};
@@ -276,13 +276,16 @@ async fn run_sql(args: RunArgs, config: &ConfigFile) -> anyhow::Result<u8> {
             }
             Ok(exit::OK)
         }
-        Err(
-            error @ (SqlError::Refused(_)
-            | SqlError::Query(_)
-            | SqlError::Invalid(_)
-            | SqlError::Timeout(_)
-            | SqlError::Unavailable(_)),
-        ) => {
+        Err(error)
+            if matches!(
+                error.kind(),
+                SqlErrorKind::Refused
+                    | SqlErrorKind::Query
+                    | SqlErrorKind::Invalid
+                    | SqlErrorKind::Timeout
+                    | SqlErrorKind::Unavailable
+            ) =>
+        {
             if format == Format::Json {
                 say!(
                     "{}",

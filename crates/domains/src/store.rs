@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use steward_core::{ToolContext, ToolError, ToolOutput};
-use steward_sql::{AccessFn, Database, Param, QueryLimits, QueryResult, SqlError, WriteTx};
+use steward_sql::{
+    AccessFn, Database, Param, QueryLimits, QueryResult, SqlError, SqlErrorKind, WriteTx,
+};
 
 use crate::call_key::CallKey;
 use crate::cells::first;
@@ -163,7 +165,7 @@ impl Store {
                 tx.commit().await.map_err(unavailable)?;
                 Ok(output)
             }
-            Err(SqlError::Constraint(_)) => {
+            Err(e) if e.is(SqlErrorKind::Constraint) => {
                 drop(tx);
                 let mut again = self.db.begin_write().await.map_err(unavailable)?;
                 previous(&mut again, key)
@@ -228,20 +230,21 @@ async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>,
 /// (fix it and retry), a conflict with existing data, or an outage (the action did not happen) — and the
 /// operator gets the engine's own words.
 pub(crate) fn unavailable(error: SqlError) -> ToolError {
-    match error {
-        SqlError::Constraint(m) => {
+    let m = error.message();
+    match error.kind() {
+        SqlErrorKind::Constraint => {
             ToolError::new(format!("The change conflicts with existing data: {m}."))
         }
-        SqlError::Invalid(m) => ToolError::new(format!(
+        SqlErrorKind::Invalid => ToolError::new(format!(
             "The database rejected a value: {m}. Nothing was changed; correct that value and try again."
         )),
-        SqlError::Query(m) => ToolError::new(
+        SqlErrorKind::Query => ToolError::new(
             "The database refused Steward's statement, so the action did not happen; tell the user.",
         )
         .with_diagnostic(m),
-        other => ToolError::new(
+        _ => ToolError::new(
             "The database could not be used just now; tell the user the action did not happen.",
         )
-        .with_diagnostic(other.to_string()),
+        .with_diagnostic(error.to_string()),
     }
 }

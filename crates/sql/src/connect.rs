@@ -17,12 +17,12 @@ pub(crate) async fn probe<C: sqlx::Connection>(
             Ok(conn) => return Ok((conn, plain)),
             // The server refused a plain connection (it may require TLS): as the URL says, below.
             Err(sqlx::Error::Database(_)) => {}
-            Err(e) => return Err(connect_error(&e, target, shown)),
+            Err(e) => return Err(connect_error(e, target, shown)),
         }
     }
     match connect::<C>(options).await {
         Ok(conn) => Ok((conn, options.clone())),
-        Err(e) => Err(connect_error(&e, target, shown)),
+        Err(e) => Err(connect_error(e, target, shown)),
     }
 }
 
@@ -36,9 +36,10 @@ async fn connect<C: sqlx::Connection>(
     }
 }
 
-/// A connection error as one line that says what to do.
-pub(crate) fn connect_error(error: &sqlx::Error, target: &str, shown: &str) -> SqlError {
-    let text = match error {
+/// A connection error as one line that says what to do; the driver's error is kept as the cause, except a
+/// configuration error, whose text may quote the URL and its password.
+pub(crate) fn connect_error(error: sqlx::Error, target: &str, shown: &str) -> SqlError {
+    let text = match &error {
         sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             format!(
                 "could not connect to {target}: connection refused; is the database server running there?"
@@ -72,5 +73,8 @@ pub(crate) fn connect_error(error: &sqlx::Error, target: &str, shown: &str) -> S
             one_line(&other.to_string())
         ),
     };
-    SqlError::Connect(text)
+    match error {
+        sqlx::Error::Configuration(_) => SqlError::connect(text),
+        error => SqlError::connect(text).caused_by(error),
+    }
 }

@@ -93,10 +93,10 @@ impl Database {
             _ if !url.contains("://") && Path::new(url).is_file() => {
                 Self::sqlite(&format!("sqlite://{url}"), &shown).await
             }
-            _ if !url.contains("://") => Err(SqlError::BadUrl(format!(
+            _ if !url.contains("://") => Err(SqlError::bad_url(format!(
                 "`{shown}` is neither a database URL nor an existing file; use sqlite://path, postgres://user@host/db or mysql://user@host/db"
             ))),
-            other => Err(SqlError::BadUrl(format!(
+            other => Err(SqlError::bad_url(format!(
                 "unsupported database URL scheme `{other}` in `{shown}`; use sqlite://, postgres:// or mysql://"
             ))),
         }
@@ -104,21 +104,22 @@ impl Database {
 
     async fn sqlite(url: &str, shown: &str) -> Result<Self, SqlError> {
         let options = SqliteConnectOptions::from_str(url)
-            .map_err(|e| SqlError::BadUrl(format!("invalid SQLite URL `{shown}`: {e}")))?
+            .map_err(|e| SqlError::bad_url(format!("invalid SQLite URL `{shown}`: {e}")))?
             .busy_timeout(SQLITE_BUSY_TIMEOUT);
         // Only for the message below: whether the database is a file is the driver's business.
         let memory = url.contains(":memory:") || url.contains("mode=memory");
         if !memory {
             let path = options.get_filename();
             if !path.exists() && !url.contains("mode=rwc") {
-                return Err(SqlError::Connect(format!(
+                return Err(SqlError::connect(format!(
                     "SQLite database file not found: {} (add ?mode=rwc to the URL to create it)",
                     path.display()
                 )));
             }
         }
         let fail = |e: sqlx::Error| {
-            SqlError::Connect(format!("cannot open {shown}: {}", one_line(&e.to_string())))
+            SqlError::connect(format!("cannot open {shown}: {}", one_line(&e.to_string())))
+                .caused_by(e)
         };
         // One writer: SQLite writes one transaction at a time anyway; in one process they queue for this
         // connection, across processes they wait on the busy timeout.
@@ -170,7 +171,7 @@ impl Database {
     async fn postgres(url: &str, shown: &str) -> Result<Self, SqlError> {
         let options = PgConnectOptions::from_str(url)
             .map_err(|e| {
-                SqlError::BadUrl(format!(
+                SqlError::bad_url(format!(
                     "invalid PostgreSQL URL `{shown}`: {}",
                     one_line(&e.to_string())
                 ))
@@ -189,7 +190,7 @@ impl Database {
             probe::<sqlx::PgConnection>(&options, plain, &target, shown).await?;
         let defaults = session::pg_defaults(&mut probe, options.get_options())
             .await
-            .map_err(|e| connect_error(&e, &target, shown))?;
+            .map_err(|e| connect_error(e, &target, shown))?;
         let privileges = privileges::postgres(&mut probe).await.ok();
         let _ = sqlx::Connection::close(probe).await;
         let defaults = Arc::new(defaults);
@@ -228,7 +229,7 @@ impl Database {
         let url = url.replacen("mariadb://", "mysql://", 1);
         let options = MySqlConnectOptions::from_str(&url)
             .map_err(|e| {
-                SqlError::BadUrl(format!(
+                SqlError::bad_url(format!(
                     "invalid MySQL URL `{shown}`: {}",
                     one_line(&e.to_string())
                 ))
@@ -246,11 +247,11 @@ impl Database {
             probe::<sqlx::MySqlConnection>(&options, plain, &target, shown).await?;
         session::mysql_defaults(&mut probe, false)
             .await
-            .map_err(|e| connect_error(&e, &target, shown))?;
+            .map_err(|e| connect_error(e, &target, shown))?;
         let version: String = sqlx::query_scalar("SELECT VERSION()")
             .fetch_one(&mut probe)
             .await
-            .map_err(|e| connect_error(&e, &target, shown))?;
+            .map_err(|e| connect_error(e, &target, shown))?;
         let privileges = privileges::mysql(&mut probe).await.ok();
         let _ = sqlx::Connection::close(probe).await;
         let mariadb = version.to_ascii_lowercase().contains("mariadb");

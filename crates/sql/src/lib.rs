@@ -48,7 +48,7 @@ pub use catalog::{
 pub use context::{ContextIndex, SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
-pub use error::SqlError;
+pub use error::{SqlError, SqlErrorKind};
 pub use execute::{CANCEL_BOUND, settle_cancellations};
 pub use guard::ServerSettings;
 pub use guard::{

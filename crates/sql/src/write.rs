@@ -63,7 +63,8 @@ fn write_error(e: sqlx::Error) -> SqlError {
             sqlx::error::ErrorKind::UniqueViolation | sqlx::error::ErrorKind::ForeignKeyViolation
         )
     {
-        return SqlError::Constraint(crate::database::one_line(db.message()));
+        let message = crate::database::one_line(db.message());
+        return SqlError::constraint(message).caused_by(e);
     }
     db_error(e)
 }
@@ -137,7 +138,7 @@ impl WriteTx {
     /// statements a person wrote and [`crate::Guard::check_write`] passed; returns the rows it changed.
     pub async fn execute_exact(&mut self, sql: &str, params: &[Param]) -> Result<u64, SqlError> {
         if sql.contains('\0') {
-            return Err(SqlError::Refused(
+            return Err(SqlError::refused(
                 "The SQL contains a NUL byte; remove it.".to_owned(),
             ));
         }
@@ -149,12 +150,12 @@ impl WriteTx {
                     match shape(handle.as_raw_handle(), sql) {
                         Shape::ReadOnly | Shape::Writes => {}
                         Shape::Several(at) => {
-                            return Err(SqlError::Refused(format!(
+                            return Err(SqlError::refused(format!(
                                 "SQLite reads a second statement starting at byte {at}; exactly one statement may run."
                             )));
                         }
                         Shape::Empty => {
-                            return Err(SqlError::Refused("There is no SQL statement.".to_owned()));
+                            return Err(SqlError::refused("There is no SQL statement.".to_owned()));
                         }
                         Shape::Error(message) => return Err(sqlite_error(message)),
                     }
@@ -206,7 +207,7 @@ impl WriteTx {
                     .map_err(write_error)?
                     .last_insert_id();
                 i64::try_from(id)
-                    .map_err(|_| SqlError::Query(format!("the new id {id} is out of range")))
+                    .map_err(|_| SqlError::query(format!("the new id {id} is out of range")))
             }
         }
     }
@@ -225,6 +226,7 @@ impl WriteTx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::SqlErrorKind;
 
     #[tokio::test]
     async fn exact_statements_run_as_written_and_only_alone() {
@@ -244,7 +246,7 @@ mod tests {
             .execute_exact("INSERT INTO t (a) VALUES ('y'); DELETE FROM t", &[])
             .await
             .unwrap_err();
-        assert!(matches!(e, SqlError::Refused(_)), "{e}");
+        assert!(e.is(SqlErrorKind::Refused), "{e}");
         let rows = tx.fetch("SELECT a FROM t", &[]).await.unwrap();
         assert_eq!(rows.rows, vec![vec![serde_json::json!(hostile)]]);
     }
@@ -280,7 +282,7 @@ mod tests {
             )
             .await
             .unwrap_err();
-        assert!(matches!(dup, SqlError::Constraint(_)), "{dup}");
+        assert!(dup.is(SqlErrorKind::Constraint), "{dup}");
         drop(tx);
         let mut tx = db.begin_write().await.unwrap();
         let rows = tx

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 use steward_core::Principal;
 use steward_sql::{
-    Access, AccessFn, Database, Dialect, Guard, GuardPolicy, Mask, Param, Scope, SqlError,
+    Access, AccessFn, Database, Dialect, Guard, GuardPolicy, Mask, Param, Scope, SqlErrorKind,
     cell_text, read_as,
 };
 
@@ -234,7 +234,7 @@ async fn run_as(engine: &Engine, access: &AccessFn, sql: &str) -> Result<Vec<Vec
             );
             Ok(rows)
         }
-        Err(SqlError::Refused(why)) => Err(format!("refused: {why}")),
+        Err(e) if e.is(SqlErrorKind::Refused) => Err(format!("refused: {}", e.message())),
         Err(e) => Err(format!("error: {e}")),
     }
 }

@@ -16,7 +16,7 @@ async fn first(db: &Database, sql: &str) -> String {
 use std::process::Command;
 use std::time::Duration;
 
-use steward_sql::{Database, Param, QueryLimits, SqlError, cell_text};
+use steward_sql::{Database, Param, QueryLimits, SqlErrorKind, cell_text};
 
 #[tokio::test]
 async fn a_query_cut_off_leaves_no_session_behind() {
@@ -99,7 +99,7 @@ async fn an_in_memory_database_reads_read_only_and_still_writes() {
         .query_read_only("INSERT INTO t VALUES (1)", &[], &limits(5))
         .await
         .unwrap_err();
-    assert!(matches!(err, SqlError::Refused(_)), "{err}");
+    assert!(err.is(SqlErrorKind::Refused), "{err}");
     // A read cut off mid-way does not leave the writer read-only.
     let _ = tokio::time::timeout(
         Duration::from_millis(50),
@@ -129,7 +129,7 @@ async fn an_in_memory_database_reads_read_only_and_still_writes() {
         .query_read_only("DELETE FROM t", &[], &limits(5))
         .await
         .unwrap_err();
-    assert!(matches!(err, SqlError::Refused(_)), "{err}");
+    assert!(err.is(SqlErrorKind::Refused), "{err}");
 }
 
 #[tokio::test]
@@ -151,7 +151,7 @@ async fn limits_out_of_range_are_refused_not_wrapped() {
         },
     ] {
         let err = db.query(&guard, "SELECT 1", &bad).await.unwrap_err();
-        assert!(matches!(err, SqlError::Limits(_)), "{err}");
+        assert!(err.is(SqlErrorKind::Limits), "{err}");
     }
     let most = QueryLimits {
         max_rows: steward_sql::MAX_ROWS,
@@ -210,10 +210,7 @@ async fn bad_values_are_the_input_s_fault_not_an_outage() {
                 .query(&db.guard().await.unwrap(), sql, &limits(5))
                 .await
                 .unwrap_err();
-            assert!(
-                matches!(err, SqlError::Invalid(_)),
-                "{name}: {sql} -> {err:?}"
-            );
+            assert!(err.is(SqlErrorKind::Invalid), "{name}: {sql} -> {err:?}");
         }
     }
 }

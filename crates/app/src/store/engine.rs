@@ -139,7 +139,7 @@ pub(crate) enum Row {
 }
 
 fn db(e: sqlx::Error) -> StoreError {
-    StoreError::Database(one_line(&e.to_string()))
+    StoreError::driver(one_line(&e.to_string()), e)
 }
 
 /// Text on one line (engine messages can span several).

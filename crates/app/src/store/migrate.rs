@@ -98,8 +98,12 @@ pub(crate) async fn migrate(pool: &Pool, shown: &str) -> Result<(), StoreError> 
         } else {
             step.sqlite
         };
-        tx.script(sql).await.map_err(|e| {
-            StoreError::Database(format!("migration {} of {shown} failed: {e}", step.version))
+        tx.script(sql).await.map_err(|e| match e {
+            StoreError::Database { message, source } => StoreError::Database {
+                message: format!("migration {} of {shown} failed: {message}", step.version),
+                source,
+            },
+            other => other,
         })?;
         if step.version == 8 {
             fill_message_taint(&mut tx).await?;

@@ -68,7 +68,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const PG_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What went wrong with the run store.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The URL names no engine the store runs on.
@@ -95,8 +95,14 @@ pub enum StoreError {
         known: i64,
     },
     /// A statement failed.
-    #[error("run store: {0}")]
-    Database(String),
+    #[error("run store: {message}")]
+    Database {
+        /// What failed, on one line.
+        message: String,
+        /// The driver's error, when one caused it.
+        #[source]
+        source: Option<Arc<sqlx::Error>>,
+    },
     /// Something stored cannot be read back.
     #[error("run store: a stored value cannot be read: {0}")]
     Corrupt(String),
@@ -117,6 +123,24 @@ pub enum StoreError {
     /// The writer task is gone; what was sent since could not be written.
     #[error("the run store's writer stopped")]
     WriterStopped,
+}
+
+impl StoreError {
+    /// A failed statement, said as `message`.
+    pub(crate) fn database(message: impl Into<String>) -> Self {
+        Self::Database {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failed statement, said as `message`, caused by the driver's `error`.
+    pub(crate) fn driver(message: impl Into<String>, error: sqlx::Error) -> Self {
+        Self::Database {
+            message: message.into(),
+            source: Some(Arc::new(error)),
+        }
+    }
 }
 
 /// A top run as `steward runs list` shows it: totals include its sub-runs.
@@ -391,7 +415,11 @@ impl RunStore {
         if let Err(e) = migrate::migrate(&pool, &shown).await {
             pool.close().await;
             return Err(match e {
-                StoreError::Database(reason) => StoreError::Open { url: shown, reason },
+                // The driver's error stays out: its text was not redacted.
+                StoreError::Database { message, .. } => StoreError::Open {
+                    url: shown,
+                    reason: message,
+                },
                 other => other,
             });
         }

@@ -91,7 +91,7 @@ struct Errors {
 /// The message of an error, without the prefix its display adds.
 fn detail(error: &StoreError) -> String {
     match error {
-        StoreError::Database(message) => message.clone(),
+        StoreError::Database { message, .. } => message.clone(),
         other => other.to_string(),
     }
 }
@@ -118,11 +118,14 @@ impl Shared {
         let errors = self.errors();
         let first = errors.first_lost.clone()?;
         Some(match first {
-            StoreError::Database(message) if errors.lost > 0 => StoreError::Database(format!(
-                "{message} ({} record{} of the run not written)",
-                errors.lost,
-                if errors.lost == 1 { "" } else { "s" }
-            )),
+            StoreError::Database { message, source } if errors.lost > 0 => StoreError::Database {
+                message: format!(
+                    "{message} ({} record{} of the run not written)",
+                    errors.lost,
+                    if errors.lost == 1 { "" } else { "s" }
+                ),
+                source,
+            },
             other => other,
         })
     }
@@ -131,7 +134,7 @@ impl Shared {
     pub(crate) fn unwritten(&self) -> Option<StoreError> {
         let errors = self.errors();
         let (error, held) = errors.waiting.as_ref()?;
-        Some(StoreError::Database(format!(
+        Some(StoreError::database(format!(
             "{held} {} not written yet: {}; they are kept and written in order once the store takes writes \
              again, while this process runs",
             if *held == 1 {

@@ -251,7 +251,7 @@ impl RunStore {
     ) -> Result<PendingApproval, StoreError> {
         let found = self.approval_by_prefix(id).await?;
         if let Some(taken) = &found.decision {
-            return Err(StoreError::Database(format!(
+            return Err(StoreError::database(format!(
                 "approval {} was already decided ({taken}{})",
                 found.id,
                 found
@@ -266,7 +266,7 @@ impl RunStore {
             Approval::Reject { reason } => ("deny", reason.clone(), None),
             Approval::Edit { arguments } => ("edit", None, Some(arguments.to_string())),
             _ => {
-                return Err(StoreError::Database(
+                return Err(StoreError::database(
                     "this decision cannot be stored".to_owned(),
                 ));
             }

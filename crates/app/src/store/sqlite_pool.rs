@@ -75,7 +75,7 @@ pub(crate) enum FileFault {
 impl FileFault {
     /// The error a write or read gets.
     pub(crate) fn error(&self) -> StoreError {
-        StoreError::Database(match self {
+        StoreError::database(match self {
             Self::Deleted(path) => format!(
                 "the store file {} was deleted while steward was running; nothing more is written to it \
                  (a new, empty store is not created in its place): restore it from a backup and restart steward",
@@ -226,18 +226,19 @@ impl SqliteStore {
     /// The error for `e`; one that says the file cannot be written makes the pool suspect.
     pub(crate) fn fail(&self, e: sqlx::Error) -> StoreError {
         if !is_file_fault(&e) {
-            return StoreError::Database(one_line(&e.to_string()));
+            return StoreError::driver(one_line(&e.to_string()), e);
         }
         self.0.suspect.store(true, Ordering::Release);
         if let Err(fault) = self.check_file() {
             return fault.error();
         }
-        StoreError::Database(format!(
+        let message = format!(
             "the store file {} cannot be written ({}): check the permissions of the file and of its directory, \
              and the disk; steward reconnects by itself once it can write",
             self.0.path.display(),
             plain(&e)
-        ))
+        );
+        StoreError::driver(message, e)
     }
 
     /// The pool for a read, once the file is checked.
@@ -276,7 +277,7 @@ impl SqliteStore {
         }
         Err(match last {
             Some(e) => self.fail(e),
-            None => StoreError::Database("the store could not be written".to_owned()),
+            None => StoreError::database("the store could not be written"),
         })
     }
 

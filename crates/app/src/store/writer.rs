@@ -197,7 +197,7 @@ impl Queue {
 
 /// The error of a record dropped because the records held for a failing store reached their bound.
 fn overflow() -> StoreError {
-    StoreError::Database(format!(
+    StoreError::database(format!(
         "the store could not be written for a while, and the records kept meanwhile reached their bound ({} \
          records or {} MiB in this process): newer records were dropped",
         backlog::MAX_RECORDS,
@@ -253,7 +253,7 @@ pub(crate) async fn run(
         if let Some(retry) = queue.retry {
             let give_up_at = orphaned.map(|since| since + ORPHAN_WAIT);
             if give_up_at.is_some_and(|at| Instant::now() >= at) {
-                queue.give_up(StoreError::Database(format!(
+                queue.give_up(StoreError::database(format!(
                     "the store could not be written for {} minutes after the run's observer was dropped",
                     ORPHAN_WAIT.as_secs() / 60
                 )));
@@ -402,7 +402,7 @@ impl Writer {
             .clone();
         let seq = self.next_seq(tx, &root).await?;
         let json = serde_json::to_value(&*record)
-            .map_err(|e| StoreError::Database(format!("an event cannot be stored: {e}")))?;
+            .map_err(|e| StoreError::database(format!("an event cannot be stored: {e}")))?;
         let kind = json
             .get("event")
             .and_then(Value::as_str)
@@ -518,7 +518,7 @@ impl Writer {
                 ..
             } => {
                 let outcome_json = serde_json::to_string(outcome).map_err(|e| {
-                    StoreError::Database(format!("an outcome cannot be stored: {e}"))
+                    StoreError::database(format!("an outcome cannot be stored: {e}"))
                 })?;
                 tx.execute(
                     "UPDATE runs SET outcome = $1, outcome_json = $2, finished_at = $3, steps = $4, \
@@ -549,7 +549,7 @@ impl Writer {
         self.memory
             .runs
             .get_mut(run_id)
-            .ok_or_else(|| StoreError::Database(format!("run {run_id} was forgotten")))
+            .ok_or_else(|| StoreError::database(format!("run {run_id} was forgotten")))
     }
 
     /// The writer's memory of `run_id`: remembered, read back from the store, or new (and its row inserted).

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use steward_core::{ToolError, ToolOutput};
 use steward_domains::call_key::CallKey;
-use steward_sql::{Database, Dialect, Param, SqlError, WriteTx};
+use steward_sql::{Database, Dialect, Param, SqlError, SqlErrorKind, WriteTx};
 use tokio::sync::OnceCell;
 
 /// The table that records the declarative writes of a database.
@@ -84,7 +84,7 @@ impl Ledger {
                 tx.commit().await.map_err(|e| unavailable(&e))?;
                 Ok(output)
             }
-            Err(SqlError::Constraint(_)) => {
+            Err(e) if e.is(SqlErrorKind::Constraint) => {
                 drop(tx);
                 let mut again = db.begin_write().await.map_err(|e| unavailable(&e))?;
                 previous(&mut again, key)

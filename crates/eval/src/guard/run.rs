@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use steward_sql::{
-    Database, Dialect, Guard, QueryLimits, QueryResult, SqlError, WriteTx, cell_text,
+    Database, Dialect, Guard, QueryLimits, QueryResult, SqlError, SqlErrorKind, WriteTx, cell_text,
 };
 
 use super::corpus::{Effect, GuardCase, GuardEngine};
@@ -167,7 +167,7 @@ impl<'s> Target<'s> {
         let outcome = match &result {
             _ if !observed.is_empty() => AttackOutcome::Escaped,
             Ok(_) => AttackOutcome::RanWithoutEffect,
-            Err(SqlError::Refused(_)) => AttackOutcome::Refused,
+            Err(e) if e.is(SqlErrorKind::Refused) => AttackOutcome::Refused,
             Err(_) => AttackOutcome::Stopped,
         };
         if outcome == AttackOutcome::Escaped && self.other.is_some() && !self.other_alive().await {
@@ -224,7 +224,9 @@ impl<'s> Target<'s> {
         let result = self.db.query(&self.guard, &case.sql, &limits()).await;
         let (outcome, rows, message) = match result {
             Ok(r) => (ReadOutcome::Allowed, r.rows.len(), None),
-            Err(SqlError::Refused(m)) => (ReadOutcome::Refused, 0, Some(cut(&m))),
+            Err(e) if e.is(SqlErrorKind::Refused) => {
+                (ReadOutcome::Refused, 0, Some(cut(e.message())))
+            }
             Err(e) => (ReadOutcome::Failed, 0, Some(cut(&e.to_string()))),
         };
         ReadResult {

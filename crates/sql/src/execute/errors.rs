@@ -6,27 +6,28 @@
 use crate::database::one_line;
 use crate::error::SqlError;
 
-/// What kind of failure an engine error is.
+/// What kind of failure an engine error is; the driver's error is kept as the cause.
 pub(crate) fn db_error(e: sqlx::Error) -> SqlError {
-    match &e {
+    let error = match &e {
         sqlx::Error::Database(db) => {
             let message = engine_message(db.message());
             let number = mysql_number(db.as_ref());
             match classify(db.code().as_deref(), number, &message) {
-                Kind::Input => SqlError::Invalid(message),
-                Kind::Outage => SqlError::Unavailable(message),
-                Kind::Statement => SqlError::Query(message),
+                Kind::Input => SqlError::invalid(message),
+                Kind::Outage => SqlError::unavailable(message),
+                Kind::Statement => SqlError::query(message),
             }
         }
-        sqlx::Error::Encode(_) => SqlError::Invalid(one_line(&e.to_string())),
+        sqlx::Error::Encode(_) => SqlError::invalid(one_line(&e.to_string())),
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::Protocol(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => SqlError::Unavailable(one_line(&e.to_string())),
-        _ => SqlError::Query(engine_message(&one_line(&e.to_string()))),
-    }
+        | sqlx::Error::WorkerCrashed => SqlError::unavailable(one_line(&e.to_string())),
+        _ => SqlError::query(engine_message(&one_line(&e.to_string()))),
+    };
+    error.caused_by(e)
 }
 
 enum Kind {
@@ -123,8 +124,8 @@ fn engine_message(text: &str) -> String {
 /// A SQLite error message, sorted like the others.
 pub(crate) fn sqlite_error(message: String) -> SqlError {
     match classify(None, None, &message) {
-        Kind::Input => SqlError::Invalid(message),
-        Kind::Outage => SqlError::Unavailable(message),
-        Kind::Statement => SqlError::Query(message),
+        Kind::Input => SqlError::invalid(message),
+        Kind::Outage => SqlError::unavailable(message),
+        Kind::Statement => SqlError::query(message),
     }
 }

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use crate::database::{Database, Pools};
 use crate::enrich;
-use crate::error::SqlError;
+use crate::error::{SqlError, SqlErrorKind};
 use crate::guard::Guard;
 use crate::query::{Param, QueryLimits, QueryResult};
 
@@ -92,20 +92,21 @@ impl Database {
         limits.check()?;
         let verdict = guard.check(sql);
         if !verdict.allowed {
-            return Err(SqlError::Refused(verdict.explanation()));
+            return Err(SqlError::refused(verdict.explanation()));
         }
         match self.query_read_only(sql, params, limits).await {
-            Err(SqlError::Query(message)) => {
+            Err(error) if error.is(SqlErrorKind::Query) => {
                 let catalog = self.catalog().await.ok();
                 let seen = catalog
                     .as_deref()
                     .map(|c| crate::tools::visible_catalog(c, access));
-                Err(SqlError::Query(enrich::explain(
-                    &message,
+                let message = enrich::explain(
+                    error.message(),
                     seen.as_deref(),
                     &verdict.tables,
                     &verdict.aliases,
-                )))
+                );
+                Err(error.with_message(message))
             }
             other => other,
         }
@@ -150,7 +151,7 @@ impl Database {
     ) -> Result<QueryResult, SqlError> {
         limits.check()?;
         if sql.contains('\0') {
-            return Err(SqlError::Refused(
+            return Err(SqlError::refused(
                 "The SQL contains a NUL byte; remove it.".to_owned(),
             ));
         }
@@ -170,7 +171,7 @@ impl Database {
         match tokio::time::timeout(limits.timeout.saturating_add(Duration::from_secs(2)), run).await
         {
             Ok(result) => result,
-            Err(_) => Err(SqlError::Timeout(millis(limits.timeout))),
+            Err(_) => Err(SqlError::timeout(millis(limits.timeout))),
         }
     }
 }

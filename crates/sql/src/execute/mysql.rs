@@ -157,10 +157,10 @@ fn error(e: sqlx::Error, limits: &QueryLimits) -> SqlError {
     if let sqlx::Error::Database(db) = &e {
         let number = mysql_number(db.as_ref());
         if number.is_some_and(|n| TIMED_OUT.contains(&n)) {
-            return SqlError::Timeout(millis(limits.timeout));
+            return SqlError::timeout(millis(limits.timeout));
         }
         if number == Some(NOT_PREPARABLE) {
-            return SqlError::Refused(
+            return SqlError::refused(
                 "The server cannot check this statement with its own parser; write it as a plain SELECT."
                     .to_owned(),
             );

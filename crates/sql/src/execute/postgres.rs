@@ -122,13 +122,13 @@ async fn end(mut lease: Lease<Postgres>, large: bool) {
 fn error(e: sqlx::Error, limits: &QueryLimits) -> SqlError {
     if let sqlx::Error::Database(db) = &e {
         if db.code().as_deref() == Some(CANCELED) {
-            return SqlError::Timeout(millis(limits.timeout));
+            return SqlError::timeout(millis(limits.timeout));
         }
         if db
             .message()
             .contains("cannot insert multiple commands into a prepared statement")
         {
-            return SqlError::Refused(
+            return SqlError::refused(
                 "PostgreSQL reads more than one statement here; send exactly one statement."
                     .to_owned(),
             );

@@ -66,7 +66,7 @@ pub(super) async fn run(
         // Rows may remain: the connection is closed rather than reused.
         Ok(Drained::Stopped) => Ok(collector.finish()),
         Err(e) if e.to_string().contains("interrupted") => {
-            Err(SqlError::Timeout(super::millis(limits.timeout)))
+            Err(SqlError::timeout(super::millis(limits.timeout)))
         }
         Err(e) => Err(db_error(e)),
     }
@@ -86,14 +86,14 @@ impl Drop for Stop {
 fn refusal(shape: Shape) -> Option<SqlError> {
     match shape {
         Shape::ReadOnly => None,
-        Shape::Writes => Some(SqlError::Refused(
+        Shape::Writes => Some(SqlError::refused(
             "SQLite reports that this statement changes the database; only reads may run."
                 .to_owned(),
         )),
-        Shape::Several(at) => Some(SqlError::Refused(format!(
+        Shape::Several(at) => Some(SqlError::refused(format!(
             "SQLite reads a second statement starting at byte {at}; send exactly one statement."
         ))),
-        Shape::Empty => Some(SqlError::Refused(
+        Shape::Empty => Some(SqlError::refused(
             "There is no SQL statement. Write one SELECT statement.".to_owned(),
         )),
         Shape::Error(message) => Some(super::sqlite_error(message)),

@@ -53,7 +53,7 @@ impl Database {
 }
 
 fn catalog_error(e: &sqlx::Error) -> SqlError {
-    SqlError::Catalog(format!(
+    SqlError::catalog(format!(
         "reading the server settings and functions for the guard: {}",
         one_line(&e.to_string())
     ))

@@ -75,7 +75,7 @@ impl Database {
             Pools::Postgres { read, .. } => postgres::tables(read).await,
             Pools::Mysql { read, .. } => mysql::tables(read).await,
         }
-        .map_err(|e| SqlError::Catalog(one_line(&e.to_string())))?;
+        .map_err(|e| SqlError::catalog(one_line(&e.to_string())).caused_by(e))?;
         let mut catalog = Catalog::new(self.dialect(), tables);
         // Samples are reused while the structure is unchanged: from this process's last catalog, else from the
         // cache on disk, else gathered (and cached).

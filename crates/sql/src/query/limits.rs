@@ -37,18 +37,18 @@ impl QueryLimits {
     /// limit of 1 ms to 24 h.
     pub fn check(&self) -> Result<(), SqlError> {
         if self.max_rows == 0 || self.max_rows > MAX_ROWS {
-            return Err(SqlError::Limits(format!(
+            return Err(SqlError::limits(format!(
                 "the row cap must be between 1 and {MAX_ROWS}, not {}",
                 self.max_rows
             )));
         }
         if self.max_bytes == 0 {
-            return Err(SqlError::Limits(
+            return Err(SqlError::limits(
                 "the byte cap must be at least 1".to_owned(),
             ));
         }
         if self.timeout < Duration::from_millis(1) || self.timeout > MAX_TIMEOUT {
-            return Err(SqlError::Limits(format!(
+            return Err(SqlError::limits(format!(
                 "the time limit must be between 1 ms and 24 h, not {:?}",
                 self.timeout
             )));

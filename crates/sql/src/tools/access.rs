@@ -67,7 +67,7 @@ pub async fn read_as(
     let scoped = match access.map(|f| f.of(principal, db.dialect())) {
         None | Some(Ok(None)) => None,
         Some(Ok(Some(access))) => Some(access),
-        Some(Err(why)) => return Err(SqlError::Refused(format!("Not allowed: {why}."))),
+        Some(Err(why)) => return Err(SqlError::refused(format!("Not allowed: {why}."))),
     };
     let Some(access) = scoped else {
         return Ok((db.query_with(guard, sql, params, limits).await?, Vec::new()));
@@ -85,7 +85,7 @@ pub async fn read_as(
     super::views::allow_safe_views(db, &guard, &mut scope, sql).await?;
     let scoped = guard
         .scoped(sql, &scope)
-        .map_err(|verdict| SqlError::Refused(verdict.explanation()))?;
+        .map_err(|verdict| SqlError::refused(verdict.explanation()))?;
     // The scoped text lists the allowed columns itself; it is checked again, as it runs, with the principal's
     // values bound as parameters after (or, for `?`, among) the caller's.
     // Errors are explained from what the principal may see: no other table or column is named.
@@ -93,7 +93,7 @@ pub async fn read_as(
         .query_seen_by(
             &guard.without_columns(),
             &scoped.sql,
-            &scoped.bind(params).map_err(SqlError::Refused)?,
+            &scoped.bind(params).map_err(SqlError::refused)?,
             limits,
             Some(&access),
         )

@@ -17,7 +17,7 @@ use steward_core::{Model, Principal, Tool, ToolData, ToolError};
 
 use crate::catalog::Catalog;
 use crate::database::Database;
-use crate::error::SqlError;
+use crate::error::{SqlError, SqlErrorKind};
 use crate::guard::{Guard, GuardPolicy};
 use crate::query::{QueryLimits, QueryResult};
 
@@ -200,14 +200,15 @@ pub(crate) fn table_output(result: &QueryResult, preface: &str) -> steward_core:
 
 /// A database error as a tool error the model can act on.
 pub(crate) fn tool_error(error: SqlError) -> ToolError {
-    match error {
-        SqlError::Connect(m) | SqlError::Catalog(m) | SqlError::Unavailable(m) => {
+    match error.kind() {
+        SqlErrorKind::Connect | SqlErrorKind::Catalog | SqlErrorKind::Unavailable => {
             ToolError::new("The database could not be reached or read; tell the user the data is unavailable right now.")
-                .with_diagnostic(m)
+                .with_diagnostic(error.message())
         }
-        SqlError::Invalid(m) => ToolError::new(format!(
-            "The database rejected a value: {m}. Fix that value (its type, range or characters) and try again."
+        SqlErrorKind::Invalid => ToolError::new(format!(
+            "The database rejected a value: {}. Fix that value (its type, range or characters) and try again.",
+            error.message()
         )),
-        other => ToolError::new(other.to_string()),
+        _ => ToolError::new(error.to_string()),
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use steward_core::{ToolData, ToolError, ToolOutput};
-use steward_sql::{Param, QueryResult, SqlError, WriteKind};
+use steward_sql::{Param, QueryResult, SqlError, SqlErrorKind, WriteKind};
 
 use super::super::params::ParamType;
 
@@ -67,28 +67,30 @@ pub(super) fn sql_error(error: SqlError, write: bool) -> ToolError {
     } else {
         "nothing was read"
     };
-    match error {
-        SqlError::Invalid(m) => ToolError::new(format!(
+    let m = error.message();
+    match error.kind() {
+        SqlErrorKind::Invalid => ToolError::new(format!(
             "The database rejected a value: {m}. Correct that value (its type, range or characters) and try again."
         )),
-        SqlError::Constraint(m) => ToolError::new(format!(
+        SqlErrorKind::Constraint => ToolError::new(format!(
             "The change conflicts with existing data: {m}. Nothing was changed."
         )),
-        SqlError::Timeout(ms) => ToolError::new(format!(
-            "The database stopped the statement after {ms} ms (time limit), so {nothing}; try narrower values or tell the user."
+        SqlErrorKind::Timeout => ToolError::new(format!(
+            "The database stopped the statement after {} ms (time limit), so {nothing}; try narrower values or tell the user.",
+            error.timeout_ms().unwrap_or_default()
         )),
-        SqlError::Unavailable(m) | SqlError::Connect(m) => ToolError::new(format!(
+        SqlErrorKind::Unavailable | SqlErrorKind::Connect => ToolError::new(format!(
             "The database is unavailable right now, so {nothing}; tell the user and try again later."
         ))
         .with_diagnostic(m),
         // A refusal is about who asks (their role's tables, columns and rows), not the tool: say why.
-        SqlError::Refused(why) => ToolError::new(format!(
-            "Not allowed, so {nothing}: {why} Tell the user what they may not see."
+        SqlErrorKind::Refused => ToolError::new(format!(
+            "Not allowed, so {nothing}: {m} Tell the user what they may not see."
         )),
-        other => ToolError::new(format!(
+        _ => ToolError::new(format!(
             "The database refused this tool's statement, so {nothing}; tell the user the tool is misconfigured."
         ))
-        .with_diagnostic(other.to_string()),
+        .with_diagnostic(error.to_string()),
     }
 }
 
@@ -122,10 +124,10 @@ mod tests {
 
     #[test]
     fn outages_and_values_are_told_apart() {
-        let e = sql_error(SqlError::Unavailable("connection reset".into()), true);
+        let e = sql_error(SqlError::unavailable("connection reset"), true);
         assert!(e.message.contains("unavailable"), "{e}");
         assert!(!e.message.contains("reset"));
-        let e = sql_error(SqlError::Invalid("value too long".into()), false);
+        let e = sql_error(SqlError::invalid("value too long"), false);
         assert!(e.message.contains("value too long"), "{e}");
         assert_eq!(changed(WriteKind::Insert, 1), "Done: 1 row added.");
         assert_eq!(
