@@ -28,12 +28,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use steward_core::{
-    ApprovalRequest, Decision, Model, Policy as _, Principal, Tool, ToolCall, ToolContext,
-    ToolError, ToolOutput, ToolSpec, Toolbox,
+    ApprovalRequest, Decision, Model, Policy as _, Principal, RunFacts, Tool, ToolCall,
+    ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox,
 };
 
 use crate::audited::{AuditTo, Surface};
-use crate::roles::{MarkedData, reads_data};
+use crate::roles::MarkedData;
 use crate::store::AuditRecord;
 use crate::telemetry::{DirectSpan, Telemetry};
 use crate::{App, AppError};
@@ -262,13 +262,14 @@ impl App {
     ) -> Result<Checked, AppError> {
         let origin = surface.as_str();
         self.check_role(principal)?;
-        let policy = self.policy_tainted(principal, tainted_by);
+        let policy = self.policy(principal);
+        let facts = RunFacts::tainted_by(tainted_by);
         let audit = self.store.clone().map(|store| AuditTo { store, surface });
         let ctx = ToolContext::new(origin, call.id.as_str(), origin)
             .with_tool(call.name.as_str())
             .with_principal(Arc::new(principal.clone()))
-            .with_observer(policy.clone())
-            .with_policy(policy.clone());
+            .with_policy(policy.clone())
+            .with_taint(tainted_by);
         let tool = match self.build_tool(&call.name, model, Some(principal)) {
             Ok(tool) => tool,
             Err(needs @ AppError::ToolNeeds { .. }) => {
@@ -276,7 +277,7 @@ impl App {
                 // call the role may not make is.
                 if let Ok(spec) = self.tool_spec(&call.name, Some(principal)) {
                     let args = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                    if let Decision::Deny { reason } = policy.decide(&call, &spec, &args) {
+                    if let Decision::Deny { reason } = policy.decide(&call, &spec, &args, facts) {
                         let refusal = Refusal::Denied { reason };
                         refused(
                             audit.as_ref(),
@@ -293,8 +294,7 @@ impl App {
             }
             Err(other) => return Err(other),
         };
-        let trusted = self.trusted(self.role(principal).map(|(_, def)| def));
-        let reads_data = reads_data(tool.spec(), &trusted);
+        let reads_data = policy.taints(tool.spec());
         let mut toolbox = Toolbox::new();
         toolbox.add(tool)?;
         let (tool, args) = match toolbox.check(&call) {
@@ -314,7 +314,7 @@ impl App {
                 return Ok(Checked::Refused(refusal));
             }
         };
-        let decision = policy.decide(&call, tool.spec(), &args);
+        let decision = policy.decide(&call, tool.spec(), &args, facts);
         let direct = DirectCall {
             tool,
             call,

@@ -17,7 +17,6 @@ use steward_llm::PriceTable;
 
 use crate::audited::{AuditTo, Surface};
 use crate::models::{ModelChoice, RunModels};
-use crate::roles::RolePolicy;
 use crate::store::{PendingRun, Recording, RunContext, StoreError, StoreObserver};
 use crate::{App, AppError};
 
@@ -41,8 +40,8 @@ pub struct TurnOptions {
     pub record: bool,
     /// How model calls are priced in the run store.
     pub prices: Option<PriceTable>,
-    /// What earlier turns of a conversation (or the run before it waited) read from outside: its writes wait
-    /// for approval as if this turn had read it.
+    /// What earlier turns of a conversation read from outside: a run this turn starts begins tainted by it,
+    /// so its writes wait for approval as if it had read it. (A resumed run keeps its own.)
     pub tainted_by: Option<String>,
     /// Sampling settings over the agent's.
     pub temperature: Option<f32>,
@@ -77,7 +76,7 @@ pub type Decisions = Vec<(String, Approval)>;
 pub struct Turn {
     app: Arc<App>,
     runner: Runner,
-    policy: Arc<RolePolicy>,
+    inherited: Option<String>,
     recorder: Option<Arc<StoreObserver>>,
     agent: String,
     principal: Principal,
@@ -163,8 +162,7 @@ impl App {
             }
             _ => None,
         };
-        let policy = self.policy_tainted(principal, options.tainted_by.as_deref());
-        let mut observers: Vec<Arc<dyn Observer>> = vec![policy.clone()];
+        let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
         if let Some(recorder) = &recorder {
             observers.push(recorder.clone());
         }
@@ -178,13 +176,13 @@ impl App {
         observers.extend(options.observers);
         let runner = Runner::new(Arc::new(built), model.clone())
             .with_observer(Arc::new(Fanout(observers)))
-            .with_policy(policy.clone())
+            .with_policy(self.policy(principal))
             .with_principal(Arc::new(principal.clone()))
             .with_streaming(options.streaming);
         Ok(Turn {
             app: self.clone(),
             runner,
-            policy,
+            inherited: options.tainted_by,
             recorder,
             agent: agent.to_owned(),
             principal: principal.clone(),
@@ -320,21 +318,21 @@ impl Turn {
         self.recorder.as_ref()
     }
 
-    /// The tool whose outside data the run read, once it did (its writes then wait for approval).
-    pub fn tainted_by(&self) -> Option<String> {
-        self.policy.tainted_by()
-    }
-
-    /// A new run for `input`, with the turn's model settings.
+    /// A new run for `input`, with the turn's model settings, tainted by what earlier turns read.
     pub fn start(&self, input: &str) -> Run {
-        self.runner.start(input).with_settings(self.settings)
+        self.runner
+            .start(input)
+            .with_settings(self.settings)
+            .with_taint(self.inherited.as_deref())
     }
 
-    /// A new run `id` for `input` after `history`, with the turn's model settings.
+    /// A new run `id` for `input` after `history`, with the turn's model settings, tainted by what earlier
+    /// turns read.
     pub fn start_after(&self, history: &[Message], input: &str, id: String) -> Run {
         self.runner
             .start_after(history, input, id)
             .with_settings(self.settings)
+            .with_taint(self.inherited.as_deref())
     }
 
     /// The app the turn runs in.
@@ -382,7 +380,7 @@ impl Turn {
                 &self.principal,
                 requests,
                 &previews,
-                self.policy.tainted_by().as_deref(),
+                run.tainted_by(),
                 &self.context,
             )
             .await?;
@@ -403,21 +401,5 @@ impl Turn {
                 .map_err(|e| AppError::Invalid(format!("the decision on {call_id}: {e}")))?;
         }
         Ok(())
-    }
-}
-
-impl App {
-    /// The policy of one run tree for `principal`, already knowing that the run read outside data from
-    /// `tainted_by` (an earlier turn, or the run before it waited).
-    pub(crate) fn policy_tainted(
-        &self,
-        principal: &Principal,
-        tainted_by: Option<&str>,
-    ) -> Arc<RolePolicy> {
-        let policy = self.policy(principal);
-        if let Some(by) = tainted_by {
-            policy.taint(by);
-        }
-        policy
     }
 }

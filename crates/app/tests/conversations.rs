@@ -147,6 +147,9 @@ async fn one_taker_resumes(store: RunStore) {
         .unwrap();
     let first = store.pending_run(run.id()).await.unwrap();
     assert_eq!(first.tainted_by.as_deref(), Some("run_sql"));
+    // A run saved before runs kept their taint (only its row says it) comes back tainted.
+    assert_eq!(run.tainted_by(), None);
+    assert_eq!(first.run.tainted_by(), Some("run_sql"));
     // Saved again (the run waits again after a resume): a taker that read the first save gets nothing.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     store

@@ -226,7 +226,6 @@ async fn resume(args: ResumeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         None,
         crate::session::Resuming {
             principal: Some(pending.principal.clone()),
-            tainted_by: pending.tainted_by.clone(),
         },
     )
     .await?;

@@ -162,10 +162,8 @@ pub(crate) struct Session {
 /// What a session is opened with beyond the flags: set by `runs resume` from the parked run.
 #[derive(Default)]
 pub(crate) struct Resuming {
-    /// The principal the run was for.
+    /// The principal the run was for. (What it had read from outside is in the saved run.)
     pub(crate) principal: Option<steward_core::Principal>,
-    /// What the run had read from outside before it waited.
-    pub(crate) tainted_by: Option<String>,
 }
 
 impl Session {
@@ -261,7 +259,6 @@ impl Session {
         options.observers = vec![trace.clone(), Arc::new(log.clone())];
         options.streaming = trace.is_streaming();
         options.prices = Some(prices);
-        options.tainted_by = resuming.tainted_by;
         let turn = app.turn(&principal, &name, options)?;
         Ok(Self {
             turn,

@@ -79,7 +79,7 @@ impl AgentTool {
         let name = &self.agent.name;
         match status {
             RunStatus::Done(Outcome::Answered { answer }) => {
-                ToolProgress::Done(Ok(ToolOutput::text(answer)))
+                ToolProgress::Done(Ok(ToolOutput::text(answer).with_taint(run.tainted_by())))
             }
             RunStatus::Done(outcome) => ToolProgress::Done(Err(ToolError::new(format!(
                 "The {name} agent did not finish ({outcome}). Tell the user what could not be done."

@@ -30,6 +30,9 @@ pub struct ToolContext {
     pub policy: Arc<dyn Policy>,
     /// The budget the whole run tree spends from.
     pub budget: Arc<RunBudget>,
+    /// The tool whose outside data the calling run had read when it made the call (a sub-run it starts
+    /// begins tainted by it).
+    pub tainted_by: Option<String>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -40,6 +43,7 @@ impl std::fmt::Debug for ToolContext {
             .field("agent", &self.agent)
             .field("tool", &self.tool)
             .field("principal", &self.principal)
+            .field("tainted_by", &self.tainted_by)
             .finish_non_exhaustive()
     }
 }
@@ -61,6 +65,7 @@ impl ToolContext {
             observer: Arc::new(NoObserver),
             policy: Arc::new(AnnotationPolicy),
             budget: Arc::new(RunBudget::unlimited()),
+            tainted_by: None,
         }
     }
 
@@ -85,6 +90,12 @@ impl ToolContext {
     /// The same context with another policy.
     pub fn with_policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// The same context for a run that had read outside data from the tool `by` (`None`: none).
+    pub fn with_taint(mut self, by: Option<&str>) -> Self {
+        self.tainted_by = by.map(str::to_owned);
         self
     }
 

@@ -87,7 +87,7 @@ pub use model::{
     ResponseFormat, StreamDelta, ToolChoice, ToolReplay, Usage,
 };
 pub use outcome::{Outcome, Transcript};
-pub use policy::{AnnotationPolicy, Decision, Policy};
+pub use policy::{AnnotationPolicy, Decision, Policy, RunFacts};
 pub use principal::Principal;
 pub use redact::redact_url;
 pub use run::{

@@ -25,19 +25,43 @@ pub enum Decision {
     },
 }
 
+/// What a policy knows of the run a call belongs to, beside the call itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunFacts<'a> {
+    /// The tool whose result first brought data from outside the run into it (see [`Policy::taints`]), once
+    /// one did: an earlier turn, a call before this one, or the run that started this sub-run.
+    pub tainted_by: Option<&'a str>,
+}
+
+impl<'a> RunFacts<'a> {
+    /// The facts of a run that read outside data from `tainted_by` (`None`: it read none).
+    pub fn tainted_by(tainted_by: Option<&'a str>) -> Self {
+        Self { tainted_by }
+    }
+}
+
 /// Decides, for each validated tool call, whether it may run.
 ///
-/// Closures `Fn(&ToolCall, &ToolSpec, &Value) -> Decision` are policies too.
+/// Closures `Fn(&ToolCall, &ToolSpec, &Value) -> Decision` are policies too (they see no [`RunFacts`] and
+/// taint nothing).
 pub trait Policy: Send + Sync {
-    /// The decision for one call with validated arguments.
-    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision;
+    /// The decision for one call with validated arguments, in a run of which `run` is known.
+    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value, run: RunFacts<'_>)
+    -> Decision;
+
+    /// True when a successful result of the tool `spec` brings data from outside the run into it: the run is
+    /// then tainted by that tool ([`crate::Run::tainted_by`]) and later decisions see it. None by default.
+    fn taints(&self, _spec: &ToolSpec) -> bool {
+        false
+    }
 }
 
 impl<F> Policy for F
 where
     F: Fn(&ToolCall, &ToolSpec, &Value) -> Decision + Send + Sync,
 {
-    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision {
+    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value, _: RunFacts<'_>) -> Decision {
         self(call, spec, args)
     }
 }
@@ -47,7 +71,7 @@ where
 pub struct AnnotationPolicy;
 
 impl Policy for AnnotationPolicy {
-    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision {
+    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value, _: RunFacts<'_>) -> Decision {
         if spec.annotations.needs_approval {
             Decision::NeedsApproval {
                 reason: format!("`{}` with {args} needs approval", call.name),

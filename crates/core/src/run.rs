@@ -16,7 +16,7 @@ use crate::history::{HistoryBudget, Retention, cut_output, leading_system};
 use crate::message::{Message, ToolCall};
 use crate::model::{FailureCause, ModelRequest, ModelResponse, Usage};
 use crate::outcome::{Outcome, Transcript};
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, Policy, RunFacts};
 use crate::suspension::Suspension;
 use crate::tool::{ToolError, ToolOutput};
 use crate::toolbox::Toolbox;
@@ -187,6 +187,10 @@ pub struct Run {
     /// Tokens this turn's sub-runs spent, as of the last time a runner handed the run back.
     #[serde(default, skip_serializing_if = "is_zero")]
     sub_run_tokens: u64,
+    /// The tool whose result first brought outside data into the run (or into the conversation or the run
+    /// it continues), once one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tainted_by: Option<String>,
     phase: Phase,
 }
 
@@ -226,6 +230,7 @@ impl Run {
             elapsed: Duration::ZERO,
             turn: TurnStart::default(),
             sub_run_tokens: 0,
+            tainted_by: None,
             phase: Phase::NeedModel,
         }
     }
@@ -263,6 +268,28 @@ impl Run {
     pub fn with_settings(mut self, settings: ModelSettings) -> Self {
         self.settings = settings;
         self
+    }
+
+    /// The same run, already tainted by `by` when given: what it continues (an earlier turn, the run that
+    /// started it) read outside data from that tool.
+    pub fn with_taint(mut self, by: Option<&str>) -> Self {
+        if let Some(by) = by {
+            self.taint(by);
+        }
+        self
+    }
+
+    /// Marks the run as having read outside data from the tool `by` (the first such tool is kept).
+    pub fn taint(&mut self, by: &str) {
+        if self.tainted_by.is_none() {
+            self.tainted_by = Some(by.to_owned());
+        }
+    }
+
+    /// The tool whose result first brought outside data into the run, once one did: the policy sees it
+    /// ([`crate::RunFacts`]) and holds later writes.
+    pub fn tainted_by(&self) -> Option<&str> {
+        self.tainted_by.as_deref()
     }
 
     /// The run that started this one, if any.
@@ -521,7 +548,12 @@ impl Run {
                         CheckedCall::FinalAnswer(call.clone()),
                     )
                 }
-                Ok((tool, args)) => match policy.decide(call, tool.spec(), &args) {
+                Ok((tool, args)) => match policy.decide(
+                    call,
+                    tool.spec(),
+                    &args,
+                    RunFacts::tainted_by(self.tainted_by.as_deref()),
+                ) {
                     Decision::Allow => (
                         CallState::Ready {
                             args,

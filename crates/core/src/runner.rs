@@ -171,13 +171,15 @@ impl Runner {
         self.begin(self.agent.start_after(history, input, id), input)
     }
 
-    /// A new run started by the tool call `ctx` (its id is `<run id>/<call id>`, its parent the caller's run).
+    /// A new run started by the tool call `ctx` (its id is `<run id>/<call id>`, its parent the caller's run;
+    /// tainted as the caller was when it called).
     pub fn start_for_call(&self, input: &str, ctx: &ToolContext) -> Run {
         let id = format!("{}/{}", ctx.run_id, ctx.call_id);
         self.begin(
             self.agent
                 .start_with_id(input, id)
-                .with_parent(ctx.run_id.clone()),
+                .with_parent(ctx.run_id.clone())
+                .with_taint(ctx.tainted_by.as_deref()),
             input,
         )
     }
@@ -253,7 +255,10 @@ impl Runner {
             .unwrap_or_else(|| Arc::new(RunBudget::unlimited()));
         for (call, state) in run.suspended_calls() {
             if let Some(tool) = self.agent.tools.get(&call.name) {
-                tool.cancel(&self.context(run.id(), &call, &budget), state);
+                tool.cancel(
+                    &self.context(run.id(), run.tainted_by(), &call, &budget),
+                    state,
+                );
             }
         }
         run.abort(Outcome::Cancelled);
@@ -438,12 +443,13 @@ impl Runner {
         let left = || time_left.map(|b| b.saturating_sub(started.elapsed()));
         let mut timed_out = false;
         if concurrent {
+            let taint = run.tainted_by().map(str::to_owned);
             for inv in &invocations {
                 self.emit_call(run, &inv.call);
             }
             let mut running: FuturesUnordered<_> = invocations
                 .into_iter()
-                .map(|inv| self.invoke(&run_id, inv, budget))
+                .map(|inv| self.invoke(&run_id, taint.as_deref(), inv, budget))
                 .collect();
             loop {
                 match within(left(), running.next()).await {
@@ -460,7 +466,8 @@ impl Runner {
         } else {
             for inv in invocations {
                 self.emit_call(run, &inv.call);
-                match within(left(), self.invoke(&run_id, inv, budget)).await {
+                let taint = run.tainted_by().map(str::to_owned);
+                match within(left(), self.invoke(&run_id, taint.as_deref(), inv, budget)).await {
                     Some(done) => {
                         if self.record(run, done) {
                             break;
@@ -492,7 +499,9 @@ impl Runner {
         let mut timed_out = false;
         for resumption in resumptions {
             let left = time_left.map(|b| b.saturating_sub(started.elapsed()));
-            match within(left, self.resume_one(&run_id, resumption, budget)).await {
+            let taint = run.tainted_by().map(str::to_owned);
+            let resumed = self.resume_one(&run_id, taint.as_deref(), resumption, budget);
+            match within(left, resumed).await {
                 Some(done) => {
                     self.record(run, done);
                 }
@@ -537,6 +546,19 @@ impl Runner {
             }
         };
         let recorded = run.record_result(&call.id, &result);
+        // Outside data came in: later decisions of this run see it.
+        if let Ok(output) = &result {
+            let reads = self
+                .agent
+                .tools
+                .get(&call.name)
+                .is_some_and(|tool| self.policy.taints(tool.spec()));
+            match output.tainted_by.as_deref() {
+                Some(by) => run.taint(by),
+                None if reads => run.taint(&call.name),
+                None => {}
+            }
+        }
         let (content, is_error, data, diagnostic) = match result {
             Ok(output) => (output.content, false, output.data, note),
             Err(error) => (error.message, true, None, error.diagnostic.or(note)),
@@ -561,17 +583,31 @@ impl Runner {
         false
     }
 
-    /// The context of one call of the run `run_id`: everything a sub-run started by the call inherits.
-    fn context(&self, run_id: &str, call: &ToolCall, budget: &Arc<RunBudget>) -> ToolContext {
+    /// The context of one call of the run `run_id`, which had read outside data from `tainted_by`:
+    /// everything a sub-run started by the call inherits.
+    fn context(
+        &self,
+        run_id: &str,
+        tainted_by: Option<&str>,
+        call: &ToolCall,
+        budget: &Arc<RunBudget>,
+    ) -> ToolContext {
         ToolContext::new(run_id, call.id.as_str(), self.agent.name.as_str())
             .with_tool(call.name.as_str())
             .with_principal(self.principal.clone())
             .with_observer(self.observer.clone())
             .with_policy(self.policy.clone())
             .with_budget(budget.clone())
+            .with_taint(tainted_by)
     }
 
-    async fn invoke(&self, run_id: &str, inv: Invocation, budget: &Arc<RunBudget>) -> Done {
+    async fn invoke(
+        &self,
+        run_id: &str,
+        tainted_by: Option<&str>,
+        inv: Invocation,
+        budget: &Arc<RunBudget>,
+    ) -> Done {
         let started = Instant::now();
         let done = |call, result: Result<ToolOutput, ToolError>, note| Done {
             call,
@@ -607,7 +643,7 @@ impl Runner {
                 }
             }
         }
-        let ctx = self.context(run_id, &inv.call, budget);
+        let ctx = self.context(run_id, tainted_by, &inv.call, budget);
         let progress = match self.agent.tools.get(&inv.call.name) {
             Some(tool) => caught(&inv.call.name, tool.call_or_suspend(&ctx, inv.args)).await,
             None => missing(&inv.call.name),
@@ -623,11 +659,12 @@ impl Runner {
     async fn resume_one(
         &self,
         run_id: &str,
+        tainted_by: Option<&str>,
         resumption: Resumption,
         budget: &Arc<RunBudget>,
     ) -> Done {
         let started = Instant::now();
-        let ctx = self.context(run_id, &resumption.call, budget);
+        let ctx = self.context(run_id, tainted_by, &resumption.call, budget);
         let progress = match self.agent.tools.get(&resumption.call.name) {
             Some(tool) => caught(&resumption.call.name, tool.resume(&ctx, resumption.state)).await,
             None => missing(&resumption.call.name),

@@ -45,6 +45,10 @@ pub struct ToolOutput {
     /// Optional structured data for UIs; the model does not see it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<ToolData>,
+    /// The tool whose outside data is in this output (a sub-agent's run read it): the caller's run is
+    /// tainted by it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tainted_by: Option<String>,
 }
 
 impl ToolOutput {
@@ -52,7 +56,7 @@ impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
-            data: None,
+            ..Self::default()
         }
     }
 
@@ -61,7 +65,14 @@ impl ToolOutput {
         Self {
             content: value.to_string(),
             data: Some(ToolData::Json { value }),
+            tainted_by: None,
         }
+    }
+
+    /// The same output, carrying outside data that the tool `by` read (`None`: none).
+    pub fn with_taint(mut self, by: Option<&str>) -> Self {
+        self.tainted_by = by.map(str::to_owned);
+        self
     }
 
     /// The same output with structured data attached.

@@ -315,7 +315,7 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
             )
         }
     };
-    let tainted_by = turn.turn.tainted_by();
+    let tainted_by = run.tainted_by().map(str::to_owned);
     let mut event = event.tainted(tainted_by.clone());
     if let Home::Conversation(id) = home {
         let mut events = turn.forwarder.kept();
@@ -439,11 +439,8 @@ pub(crate) async fn decide(
         tracing::warn!(run_id = %pending.run_id, "resuming: {change}");
     }
     let question = first_input(&pending.run);
-    // What earlier turns read, and what the run had read before it waited, still count.
-    let inherited = match &conversation {
-        Some(c) => inherited(&shared.store.conversation_messages(&c.id).await?),
-        None => None,
-    };
+    // What the run had read before it waited (and what earlier turns had, which it started with) is in the
+    // saved run.
     let (mut turn, events) = assemble(
         shared,
         &pending.principal,
@@ -451,7 +448,7 @@ pub(crate) async fn decide(
         &settings,
         &question,
         &home,
-        pending.tainted_by.clone().or(inherited),
+        None,
     )
     .await?;
     turn.run_id = pending.run_id.clone();

@@ -2,11 +2,9 @@
 //! config declares, and the untrusted-data rule (a write after a read of outside data waits for approval).
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
-use steward_core::{Decision, Event, Observer, Policy, ToolCall, ToolSpec};
+use steward_core::{Decision, Policy, RunFacts, ToolCall, ToolSpec};
 
 use super::RoleDef;
 use super::marking::reads_data;
@@ -14,8 +12,9 @@ use super::marking::reads_data;
 /// Tools that only compute (no data from outside the run): reading them taints nothing.
 pub(super) const PURE_TOOLS: &[&str] = &["current_date", "calculator"];
 
-/// The policy of one run tree for one principal: a role's tool list, approvals and the untrusted-data rule.
-/// It is also an [`Observer`]: it watches the run's tool results to know when untrusted data was read.
+/// The policy of one principal: a role's tool list, approvals and the untrusted-data rule. It holds no state
+/// of a run: which tool's outside data a run read is the run's ([`steward_core::Run::tainted_by`]), told to
+/// [`Policy::decide`] with each call; [`Policy::taints`] says which results bring such data in.
 #[derive(Debug)]
 pub struct RolePolicy {
     role_name: Option<String>,
@@ -26,12 +25,6 @@ pub struct RolePolicy {
     trusted: BTreeSet<String>,
     /// The names of agents (offered as tools to routers): the role's `agents` governs them, not its `tools`.
     agents: BTreeSet<String>,
-    /// Set once a tool that reads outside data returned.
-    tainted: AtomicBool,
-    /// The tool whose result tainted the run, for the reason shown.
-    tainted_by: Mutex<Option<String>>,
-    /// The tools seen deciding that read data (read-only or open-world ones): their results taint the run.
-    readers: Mutex<BTreeSet<String>>,
 }
 
 impl RolePolicy {
@@ -51,9 +44,6 @@ impl RolePolicy {
             declared_writes,
             trusted,
             agents: BTreeSet::new(),
-            tainted: AtomicBool::new(false),
-            tainted_by: Mutex::new(None),
-            readers: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -81,42 +71,17 @@ impl RolePolicy {
             None => "this user".to_owned(),
         }
     }
-
-    /// True once the run read data from outside it.
-    pub fn is_tainted(&self) -> bool {
-        self.tainted.load(Ordering::SeqCst)
-    }
-
-    /// The tool whose result first brought outside data into the run, once one did.
-    pub fn tainted_by(&self) -> Option<String> {
-        self.tainted_by
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Marks the run as having read outside data from `by` before it began: an earlier turn of the same
-    /// conversation did, and its answer (which may carry planted instructions) is in this run's history.
-    pub fn taint(&self, by: &str) {
-        if !self.tainted.swap(true, Ordering::SeqCst) {
-            *self
-                .tainted_by
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(by.to_owned());
-        }
-    }
 }
 
 impl Policy for RolePolicy {
-    fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value) -> Decision {
+    fn decide(
+        &self,
+        call: &ToolCall,
+        spec: &ToolSpec,
+        args: &Value,
+        run: RunFacts<'_>,
+    ) -> Decision {
         let name = call.name.as_str();
-        // Its result will be data from outside the run: once it comes, later writes wait.
-        if reads_data(spec, &self.trusted) {
-            self.readers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(name.to_owned());
-        }
         if !self.allows_tool(name) {
             return Decision::Deny {
                 reason: format!(
@@ -135,13 +100,7 @@ impl Policy for RolePolicy {
             };
         }
         let writes = !spec.annotations.read_only;
-        if writes && self.is_tainted() {
-            let by = self
-                .tainted_by
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-                .unwrap_or_default();
+        if writes && let Some(by) = run.tainted_by {
             return Decision::NeedsApproval {
                 reason: format!(
                     "write after untrusted data: this run read `{by}`'s results, which may hold planted \
@@ -167,27 +126,11 @@ impl Policy for RolePolicy {
         }
         Decision::Allow
     }
-}
 
-impl Observer for RolePolicy {
-    fn on_event(&self, event: &Event) {
-        if let Event::ToolResult {
-            tool,
-            is_error: false,
-            ..
-        } = event
-            && self
-                .readers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains(tool)
-            && !self.tainted.swap(true, Ordering::SeqCst)
-        {
-            *self
-                .tainted_by
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(tool.clone());
-        }
+    /// Its results are data from outside the run (read-only or open-world tools, but not pure or trusted
+    /// ones): once one comes, the run's later writes wait.
+    fn taints(&self, spec: &ToolSpec) -> bool {
+        reads_data(spec, &self.trusted)
     }
 }
 
@@ -203,25 +146,22 @@ mod tests {
         spec
     }
 
-    fn decide(policy: &RolePolicy, name: &str, read_only: bool) -> Decision {
+    fn decide_in(
+        policy: &RolePolicy,
+        name: &str,
+        read_only: bool,
+        tainted_by: Option<&str>,
+    ) -> Decision {
         policy.decide(
             &ToolCall::new("c", name, "{}"),
             &spec(name, read_only),
             &serde_json::json!({}),
+            RunFacts::tainted_by(tainted_by),
         )
     }
 
-    fn result(tool: &str) -> Event {
-        Event::ToolResult {
-            run_id: "r".into(),
-            call_id: "c".into(),
-            tool: tool.into(),
-            content: "rows".into(),
-            is_error: false,
-            data: None,
-            diagnostic: None,
-            duration_ms: 1,
-        }
+    fn decide(policy: &RolePolicy, name: &str, read_only: bool) -> Decision {
+        decide_in(policy, name, read_only, None)
     }
 
     #[test]
@@ -260,46 +200,24 @@ mod tests {
             decide(&policy, "move_task", false),
             Decision::Allow
         ));
-        // A write's own result is no data from outside the run.
-        policy.on_event(&result("move_task"));
-        assert!(matches!(
-            decide(&policy, "move_task", false),
-            Decision::Allow
-        ));
-        assert!(matches!(
-            decide(&policy, "current_date", true),
-            Decision::Allow
-        ));
-        policy.on_event(&result("current_date"));
-        assert!(matches!(
-            decide(&policy, "move_task", false),
-            Decision::Allow
-        ));
-        assert!(matches!(
-            decide(&policy, "get_inbox_tasks", true),
-            Decision::Allow
-        ));
-        policy.on_event(&result("get_inbox_tasks"));
-        let Decision::NeedsApproval { reason } = decide(&policy, "move_task", false) else {
+        // A write's own result and a pure tool's are no data from outside the run; a reader's are.
+        assert!(!policy.taints(&spec("move_task", false)));
+        assert!(!policy.taints(&spec("current_date", true)));
+        assert!(policy.taints(&spec("get_inbox_tasks", true)));
+        let Decision::NeedsApproval { reason } =
+            decide_in(&policy, "move_task", false, Some("get_inbox_tasks"))
+        else {
             panic!()
         };
         assert!(reason.starts_with("write after untrusted data: this run read `get_inbox_tasks`"));
         // Reads go on.
         assert!(matches!(
-            decide(&policy, "get_projects", true),
+            decide_in(&policy, "get_projects", true, Some("get_inbox_tasks")),
             Decision::Allow
         ));
 
         let trusted = RolePolicy::new(None, BTreeSet::new(), ["get_inbox_tasks".to_owned()].into());
-        assert!(matches!(
-            decide(&trusted, "get_inbox_tasks", true),
-            Decision::Allow
-        ));
-        trusted.on_event(&result("get_inbox_tasks"));
-        assert!(matches!(
-            decide(&trusted, "move_task", false),
-            Decision::Allow
-        ));
+        assert!(!trusted.taints(&spec("get_inbox_tasks", true)));
     }
 
     #[test]

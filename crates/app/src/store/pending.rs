@@ -389,6 +389,9 @@ impl RunStore {
             .iter()
             .map(approval)
             .collect::<Result<Vec<_>, _>>()?;
+        let tainted_by = row.text(6)?;
+        // A run saved before runs kept their taint has it in its row only.
+        let run = run.with_taint(tainted_by.as_deref());
         Ok(PendingRun {
             run_id: id,
             agent: row.string(1)?,
@@ -397,7 +400,7 @@ impl RunStore {
             approvals,
             resumed_at: row.time(4)?,
             saved_at: row.instant(5)?,
-            tainted_by: row.text(6)?,
+            tainted_by,
             context: match row.text(7)? {
                 Some(text) => serde_json::from_str(&text).map_err(corrupt)?,
                 None => RunContext::default(),

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use steward_app::direct::Checked;
 use steward_app::{AppError, Surface};
 use steward_core::{
-    Decision, Policy as _, Principal, Rejection, SchemaStyle, ToolCall, ToolOutput, ToolSpec,
+    Decision, Policy as _, Principal, Rejection, RunFacts, SchemaStyle, ToolCall, ToolOutput,
+    ToolSpec,
 };
 
 use super::{McpServer, ask, log_diagnostic};
@@ -30,7 +31,7 @@ pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
         // The role's decision on any call of the tool: its tools list and its approvals do not depend on the
         // arguments.
         let probe = ToolCall::new("list", name.as_str(), "{}");
-        let waits = match policy.decide(&probe, &spec, &json!({})) {
+        let waits = match policy.decide(&probe, &spec, &json!({}), RunFacts::default()) {
             Decision::Allow => false,
             Decision::NeedsApproval { .. } => true,
             _ => continue,
