@@ -454,8 +454,8 @@ impl App {
     }
 
     /// The policy of one run tree for `principal`: its role's tools and approvals, write tools declared in the
-    /// config held for approval, and writes after untrusted data held for approval. Attach it to the runner as
-    /// its policy and as an observer (it watches the run's tool results).
+    /// config held for approval, and writes after untrusted data (the run's taint) held for approval; handing a
+    /// request to a sub-agent is not a write.
     pub fn policy(&self, principal: &Principal) -> Arc<RolePolicy> {
         Arc::new(
             RolePolicy::new(

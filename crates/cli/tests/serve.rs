@@ -621,3 +621,71 @@ async fn deleting_a_conversation_that_waits_withdraws_its_approval() {
     assert_eq!(status, 409, "{text}");
     assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
 }
+
+/// Over the API, as in the web UI: the second question of a conversation whose first read the inbox goes to
+/// the analyst (handing it the request is not a write) and is answered, with no approval and no 409.
+#[tokio::test]
+async fn a_read_only_follow_up_after_a_read_is_answered_without_approval() {
+    let dir = scratch_dir("serve-follow-up");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
+    let monthly =
+        "SELECT strftime('%Y-%m', ordered_at) AS month, count(*) AS n FROM orders GROUP BY 1";
+    let model = mock_openai(vec![
+        tool_reply("r1", "tasks", r#"{"request": "What is in my inbox?"}"#),
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        text_reply("The inbox has ten tasks."),
+        text_reply("You have ten tasks in your inbox."),
+        tool_reply("r2", "analyst", r#"{"request": "Orders per month"}"#),
+        tool_reply("a1", "run_sql", &json!({"sql": monthly}).to_string()),
+        text_reply("Orders per month are listed."),
+        text_reply("Here are the orders per month."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("serve-follow-up-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let (status, created) = call(
+        &server.base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "assistant"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = serde_json::from_str::<Value>(&created).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let first = say(&server.base, &id, "What is in my inbox?").await;
+    assert_eq!(first.last().unwrap()["type"], "answer", "{first:?}");
+    assert_eq!(
+        first.last().unwrap()["tainted_by"],
+        "get_inbox_tasks",
+        "{first:?}"
+    );
+    let second = say(&server.base, &id, "How many orders per month?").await;
+    let last = second.last().unwrap();
+    assert_eq!(last["type"], "answer", "{second:?}");
+    assert_eq!(last["content"], "Here are the orders per month.");
+    assert!(
+        !second.iter().any(|e| e["type"] == "approval"),
+        "{second:?}"
+    );
+    let observation = second
+        .iter()
+        .find(|e| e["type"] == "observation" && e["tool"] == "run_sql")
+        .unwrap_or_else(|| panic!("the analyst's query ran: {second:?}"));
+    assert_eq!(observation["is_error"], false, "{observation}");
+    assert!(observation.to_string().contains("month"), "{observation}");
+    // The conversation takes the next message at once.
+    let got = get(&server.base, &format!("/api/conversations/{id}")).await;
+    assert_eq!(got["status"], "idle", "{got}");
+}

@@ -99,6 +99,11 @@ impl Policy for RolePolicy {
                 ),
             };
         }
+        // Handing a request to a sub-agent writes nothing: its own calls are decided one by one, under this
+        // run's taint (its run starts with it) and this policy.
+        if self.agents.contains(name) {
+            return Decision::Allow;
+        }
         let writes = !spec.annotations.read_only;
         if writes && let Some(by) = run.tainted_by {
             return Decision::NeedsApproval {
@@ -218,6 +223,37 @@ mod tests {
 
         let trusted = RolePolicy::new(None, BTreeSet::new(), ["get_inbox_tasks".to_owned()].into());
         assert!(!trusted.taints(&spec("get_inbox_tasks", true)));
+    }
+
+    #[test]
+    fn handing_a_request_to_a_sub_agent_is_not_a_write_even_after_untrusted_data() {
+        let policy = RolePolicy::new(None, BTreeSet::new(), BTreeSet::new())
+            .with_agents(["analyst".to_owned()].into());
+        assert!(matches!(
+            decide_in(&policy, "analyst", false, Some("run_sql")),
+            Decision::Allow
+        ));
+        // A role that may not run the agent is still refused, and one that asks for approval still gets it.
+        let role = RoleDef {
+            agents: Some(vec!["expenses".into()]),
+            ..RoleDef::default()
+        };
+        let limited = RolePolicy::new(Some(("clerk", &role)), BTreeSet::new(), BTreeSet::new())
+            .with_agents(["analyst".to_owned(), "expenses".to_owned()].into());
+        assert!(matches!(
+            decide_in(&limited, "analyst", false, None),
+            Decision::Deny { .. }
+        ));
+        let role = RoleDef {
+            approve: vec!["expenses".into()],
+            ..RoleDef::default()
+        };
+        let careful = RolePolicy::new(Some(("clerk", &role)), BTreeSet::new(), BTreeSet::new())
+            .with_agents(["expenses".to_owned()].into());
+        assert!(matches!(
+            decide_in(&careful, "expenses", false, None),
+            Decision::NeedsApproval { .. }
+        ));
     }
 
     #[test]
