@@ -319,6 +319,16 @@ async fn planted_instructions_in_data_cannot_trigger_an_unapproved_write() {
         stderr.contains("write after untrusted data: this run read `get_inbox_tasks`"),
         "{stderr}"
     );
+    // The person sees what the call would do, tried in a transaction that was rolled back (checked below:
+    // nothing changed).
+    let title = sqlite3(&db, &format!("SELECT title FROM tasks WHERE id = {victim}"));
+    assert!(
+        stderr.contains(&format!(
+            "If approved now: Task #{victim} \"{title}\" is done."
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing is written yet"), "{stderr}");
 
     // Through the router: the tasks agent cannot write either.
     let server = mock_openai(

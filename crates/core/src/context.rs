@@ -33,6 +33,10 @@ pub struct ToolContext {
     /// The tool whose outside data the calling run had read when it made the call (a sub-run it starts
     /// begins tainted by it).
     pub tainted_by: Option<String>,
+    /// A dry run: the tool does everything it would (reads, computes, writes inside its transaction) and
+    /// returns its real result, but rolls back: nothing is kept. Only tools that say they honour it are called
+    /// so (a [`crate::TypedTool`] made with [`crate::TypedTool::previewed_by_dry_run`]).
+    pub dry_run: bool,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -44,6 +48,7 @@ impl std::fmt::Debug for ToolContext {
             .field("tool", &self.tool)
             .field("principal", &self.principal)
             .field("tainted_by", &self.tainted_by)
+            .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
 }
@@ -66,6 +71,7 @@ impl ToolContext {
             policy: Arc::new(AnnotationPolicy),
             budget: Arc::new(RunBudget::unlimited()),
             tainted_by: None,
+            dry_run: false,
         }
     }
 
@@ -96,6 +102,12 @@ impl ToolContext {
     /// The same context for a run that had read outside data from the tool `by` (`None`: none).
     pub fn with_taint(mut self, by: Option<&str>) -> Self {
         self.tainted_by = by.map(str::to_owned);
+        self
+    }
+
+    /// The same context for a dry run: the tool keeps nothing it writes.
+    pub fn with_dry_run(mut self) -> Self {
+        self.dry_run = true;
         self
     }
 

@@ -43,6 +43,8 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 pub struct TypedTool<A, F> {
     spec: ToolSpec,
     handler: F,
+    /// Its preview is a dry run of the call (see [`TypedTool::previewed_by_dry_run`]).
+    dry_run_preview: bool,
     _args: PhantomData<fn(A)>,
 }
 
@@ -57,6 +59,7 @@ where
         Self {
             spec: ToolSpec::new(name, description, schema_for::<A>()),
             handler,
+            dry_run_preview: false,
             _args: PhantomData,
         }
     }
@@ -94,6 +97,14 @@ where
     /// Every call waits for a person's approval.
     pub fn needs_approval(mut self) -> Self {
         self.spec.annotations.needs_approval = true;
+        self
+    }
+
+    /// Previews a call by running it as a dry run ([`ToolContext::dry_run`]): the handler must then write
+    /// only inside a transaction it rolls back. The person asked to approve the call sees its real result —
+    /// the resolved date, the computed amounts, the id it would get, or the error it would meet.
+    pub fn previewed_by_dry_run(mut self) -> Self {
+        self.dry_run_preview = true;
         self
     }
 
@@ -167,6 +178,23 @@ where
 {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {
+        if !self.dry_run_preview {
+            return None;
+        }
+        let outcome = match parse_args::<A>(args) {
+            Ok(args) => (self.handler)(ctx.clone().with_dry_run(), args).await,
+            Err(error) => Err(error),
+        };
+        Some(match outcome {
+            Ok(output) => format!(
+                "If approved now: {}\n(tried in a transaction that was rolled back: nothing is written yet)",
+                output.content
+            ),
+            Err(error) => format!("If approved now, it would fail: {}", error.message),
+        })
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -236,6 +236,7 @@ pub fn add_expense(store: Store) -> impl Tool {
         },
     )
     .lenient()
+    .previewed_by_dry_run()
 }
 
 /// Arguments of `list_expenses`.

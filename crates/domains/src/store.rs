@@ -117,7 +117,8 @@ impl Store {
         }
     }
 
-    /// Ends the write: an audit row, the call's key and result kept for replays, commit. If the same call
+    /// Ends the write: an audit row, the call's key and result kept for replays, commit (for a dry run: roll
+    /// back, keeping nothing). If the same call
     /// committed meanwhile, its result is returned and this write is dropped (or the error, when that id was
     /// used for another call).
     pub(crate) async fn finish(
@@ -127,6 +128,11 @@ impl Store {
         action: &str,
         output: ToolOutput,
     ) -> Result<ToolOutput, ToolError> {
+        if key.dry_run {
+            // Dropped unfinished, the transaction rolls back: the write, and no audit row or key.
+            drop(tx);
+            return Ok(output);
+        }
         let now = Param::Timestamp(self.clock.now().0.naive_local());
         let details = serde_json::to_string(&output.data).map_err(|e| {
             ToolError::internal(format!("the result of {} cannot be stored: {e}", key.tool))

@@ -183,6 +183,7 @@ pub fn create_project(store: Store) -> impl Tool {
         },
     )
     .idempotent()
+    .previewed_by_dry_run()
 }
 
 /// Arguments of `move_task`.
@@ -230,6 +231,7 @@ pub fn move_task(store: Store) -> impl Tool {
         },
     )
     .idempotent()
+    .previewed_by_dry_run()
 }
 
 /// Arguments of `add_task`.
@@ -302,6 +304,7 @@ pub fn add_task(store: Store) -> impl Tool {
                 .await
         },
     )
+    .previewed_by_dry_run()
 }
 
 /// Arguments of `complete_task`.
@@ -345,4 +348,5 @@ pub fn complete_task(store: Store) -> impl Tool {
         },
     )
     .idempotent()
+    .previewed_by_dry_run()
 }

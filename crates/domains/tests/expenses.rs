@@ -254,3 +254,44 @@ async fn listing_and_summaries() {
         .unwrap_err();
     assert!(err.contains("Missing values: from"), "{err}");
 }
+
+/// A preview is a dry run: the person sees the resolved date and the computed amounts, and nothing is kept —
+/// no expense, no audit row, no idempotency key, so the real call afterwards writes (once).
+#[tokio::test]
+async fn a_preview_computes_everything_and_keeps_nothing_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let tools = toolbox(db.clone()).await;
+        let args = json!({"description": "Preview latte", "category": "Coffee", "net_amount": 5, "tax_rate": 0.2, "date": "2026-11-20"});
+        let call = steward_core::ToolCall::new("pv-1", "add_expense", args.to_string());
+        let (tool, checked) = tools.check(&call).unwrap();
+        let ctx = steward_core::ToolContext::new("test", "pv-1", "test");
+        let expenses = "SELECT COUNT(*) FROM expenses WHERE description = 'Preview latte'";
+        let kept = "SELECT COUNT(*) FROM audit_log WHERE call_id = 'pv-1'";
+        let keys = "SELECT COUNT(*) FROM tool_calls WHERE call_id = 'pv-1'";
+        for _ in 0..2 {
+            let preview = tool.preview(&ctx, checked.clone()).await.unwrap();
+            assert!(
+                preview.starts_with("If approved now: Recorded expense #"),
+                "{engine}: {preview}"
+            );
+            assert!(
+                preview.contains("on 2026-11-20: net 5.00, tax 20% = 1.00, gross 6.00"),
+                "{engine}: {preview}"
+            );
+            assert_eq!(count(&db, expenses).await, 0, "{engine}");
+            assert_eq!(count(&db, kept).await, 0, "{engine}");
+            assert_eq!(count(&db, keys).await, 0, "{engine}");
+        }
+        // A call that would fail says so.
+        let bad = json!({"description": "Preview latte", "category": "Nope", "net_amount": 5, "tax_rate": 0.2, "date": "2026-11-20"});
+        let preview = tool.preview(&ctx, bad).await.unwrap();
+        assert!(
+            preview.starts_with("If approved now, it would fail: Unknown category `Nope`"),
+            "{engine}: {preview}"
+        );
+        // The real call writes once.
+        tool.call(&ctx, checked).await.unwrap();
+        assert_eq!(count(&db, expenses).await, 1, "{engine}");
+        assert_eq!(count(&db, kept).await, 1, "{engine}");
+    }
+}
