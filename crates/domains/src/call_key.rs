@@ -25,8 +25,6 @@ pub struct CallKey {
     pub arguments: String,
     /// SHA-256 of `arguments`, in hex.
     pub hash: String,
-    /// The call is a dry run ([`ToolContext::dry_run`]): its write is rolled back.
-    pub dry_run: bool,
 }
 
 impl CallKey {
@@ -47,7 +45,6 @@ impl CallKey {
             tool: tool.to_owned(),
             arguments,
             hash,
-            dry_run: ctx.dry_run,
         })
     }
 

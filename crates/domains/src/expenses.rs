@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::Param;
 
-use crate::call_key::CallKey;
 use crate::cells::{self, Kind, amount_sum, objects};
+use crate::changes::{WriteCx, Written};
 use crate::common::parse_day;
 use crate::money::{
     self, AMOUNT_SCALE, Decimal, MAX_AMOUNT, MAX_RATE, RATE_SCALE, amount_text, fits_amount,
     fits_rate, plain, rate_text, round,
 };
-use crate::store::{Begun, Store, unavailable};
+use crate::store::{Store, unavailable};
 
 /// Arguments of `add_expense`.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -201,42 +201,53 @@ pub fn add_expense(store: Store) -> impl Tool {
         "Records one expense. Give two of net_amount, gross_amount and tax_rate: the third is computed. \
          The description and the date are required; ask the user when they did not say.",
         store,
-        |store, ctx, args: AddExpense| async move {
-            let key = CallKey::new(&ctx, "add_expense", &args)?;
-            let spent_on = parse_day(&args.date, store.today()).map_err(ToolError::new)?;
-            let a = amounts(args.net_amount.as_ref(), args.gross_amount.as_ref(), args.tax_rate.as_ref())?;
-            let mut tx = match store.begin(&key).await? {
-                Begun::Replay(output) => return Ok(output),
-                Begun::Fresh(tx) => tx,
-            };
-            let (category, category_name) = category_id(&mut tx, args.category.as_deref()).await?;
-            let now = Param::Timestamp(store.clock.now().0.naive_local());
-            let description = args.description.trim();
-            let id = tx
-                .insert(
-                    "INSERT INTO expenses (description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    &[Param::Text(description.to_owned()), Param::Int(category), Param::Decimal(a.net.clone()), Param::Decimal(a.rate.clone()),
-                      Param::Decimal(a.tax.clone()), Param::Decimal(a.gross.clone()), Param::Date(spent_on), now],
-                )
-                .await
-                .map_err(unavailable)?;
-            let content = format!(
-                "Recorded expense #{id}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",
-                amount_text(&a.net),
-                a.percent(),
-                amount_text(&a.tax),
-                amount_text(&a.gross)
-            );
-            let data = json!({"id": id, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
-                              "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
-                              "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
-            let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
-            store.finish(tx, &key, &format!("add expense #{id}"), output).await
-        },
+        |store, ctx, args: AddExpense| async move { store.write(&ctx, "add_expense", &args).await },
     )
     .lenient()
     .previewed_by_dry_run()
+}
+
+/// The write of `add_expense`.
+pub(crate) async fn add_expense_in(
+    store: &Store,
+    cx: &mut WriteCx<'_>,
+    args: AddExpense,
+) -> Result<Written, ToolError> {
+    let spent_on = parse_day(&args.date, store.today()).map_err(ToolError::new)?;
+    let a = amounts(
+        args.net_amount.as_ref(),
+        args.gross_amount.as_ref(),
+        args.tax_rate.as_ref(),
+    )?;
+    let (category, category_name) = category_id(cx.tx, args.category.as_deref()).await?;
+    let now = Param::Timestamp(store.clock.now().0.naive_local());
+    let description = args.description.trim();
+    let id = cx
+        .tx
+        .insert(
+            "INSERT INTO expenses (description, category_id, net_amount, tax_rate, tax_amount, gross_amount, spent_on, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            &[Param::Text(description.to_owned()), Param::Int(category), Param::Decimal(a.net.clone()), Param::Decimal(a.rate.clone()),
+              Param::Decimal(a.tax.clone()), Param::Decimal(a.gross.clone()), Param::Date(spent_on), now],
+        )
+        .await
+        .map_err(unavailable)?;
+    let shown = cx.ids.created("expense", id);
+    let content = format!(
+        "Recorded expense #{shown}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",
+        amount_text(&a.net),
+        a.percent(),
+        amount_text(&a.tax),
+        amount_text(&a.gross)
+    );
+    let data = json!({"id": shown, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
+                      "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
+                      "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
+    let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
+    Ok(Written {
+        output,
+        action: Some(format!("add expense #{id}")),
+    })
 }
 
 /// Arguments of `list_expenses`.

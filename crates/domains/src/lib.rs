@@ -14,6 +14,7 @@
 
 pub mod call_key;
 mod cells;
+pub mod changes;
 pub mod common;
 pub mod demo;
 mod domain;

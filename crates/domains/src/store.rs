@@ -117,8 +117,7 @@ impl Store {
         }
     }
 
-    /// Ends the write: an audit row, the call's key and result kept for replays, commit (for a dry run: roll
-    /// back, keeping nothing). If the same call
+    /// Ends the write: an audit row, the call's key and result kept for replays, commit. If the same call
     /// committed meanwhile, its result is returned and this write is dropped (or the error, when that id was
     /// used for another call).
     pub(crate) async fn finish(
@@ -128,11 +127,30 @@ impl Store {
         action: &str,
         output: ToolOutput,
     ) -> Result<ToolOutput, ToolError> {
-        if key.dry_run {
-            // Dropped unfinished, the transaction rolls back: the write, and no audit row or key.
-            drop(tx);
-            return Ok(output);
+        match self.record(&mut tx, key, action, &output).await {
+            Ok(()) => {
+                tx.commit().await.map_err(unavailable)?;
+                Ok(output)
+            }
+            Err(Recorded::Taken) => {
+                drop(tx);
+                let mut again = self.db.begin_write().await.map_err(unavailable)?;
+                previous(&mut again, key)
+                    .await?
+                    .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
+            }
+            Err(Recorded::Failed(e)) => Err(e),
         }
+    }
+
+    /// Keeps, in `tx`, an audit row of the write and the call's key and result for replays.
+    pub(crate) async fn record(
+        &self,
+        tx: &mut WriteTx,
+        key: &CallKey,
+        action: &str,
+        output: &ToolOutput,
+    ) -> Result<(), Recorded> {
         let now = Param::Timestamp(self.clock.now().0.naive_local());
         let details = serde_json::to_string(&output.data).map_err(|e| {
             ToolError::internal(format!("the result of {} cannot be stored: {e}", key.tool))
@@ -151,41 +169,51 @@ impl Store {
         .await
         .map_err(unavailable)?;
         let stored = json!({"content": output.content, "data": output.data}).to_string();
-        let kept = tx
-            .execute(
-                "INSERT INTO tool_calls (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
-                &[
-                    Param::Text(key.run_id.clone()),
-                    Param::Text(key.call_id.clone()),
-                    Param::Text(key.tool.clone()),
-                    Param::Text(key.hash.clone()),
-                    Param::Text(key.arguments.clone()),
-                    Param::Text(stored),
-                    now,
-                ],
-            )
-            .await;
-        match kept {
-            Ok(_) => {
-                tx.commit().await.map_err(unavailable)?;
-                Ok(output)
+        tx.execute(
+            "INSERT INTO tool_calls (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+            &[
+                Param::Text(key.run_id.clone()),
+                Param::Text(key.call_id.clone()),
+                Param::Text(key.tool.clone()),
+                Param::Text(key.hash.clone()),
+                Param::Text(key.arguments.clone()),
+                Param::Text(stored),
+                now,
+            ],
+        )
+        .await
+        .map_err(|e| {
+            if e.is(SqlErrorKind::Constraint) {
+                Recorded::Taken
+            } else {
+                Recorded::Failed(unavailable(e))
             }
-            Err(e) if e.is(SqlErrorKind::Constraint) => {
-                drop(tx);
-                let mut again = self.db.begin_write().await.map_err(unavailable)?;
-                previous(&mut again, key)
-                    .await?
-                    .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        })?;
+        Ok(())
+    }
+}
+
+/// Why a write's record could not be kept.
+pub(crate) enum Recorded {
+    /// The same call was recorded meanwhile (its key is taken).
+    Taken,
+    /// Something else failed.
+    Failed(ToolError),
+}
+
+impl From<ToolError> for Recorded {
+    fn from(e: ToolError) -> Self {
+        Self::Failed(e)
     }
 }
 
 /// The result recorded for this run and call id, when it is the same call; an error when the id was used by
 /// another tool or with other arguments.
-async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>, ToolError> {
+pub(crate) async fn previous(
+    tx: &mut WriteTx,
+    key: &CallKey,
+) -> Result<Option<ToolOutput>, ToolError> {
     let rows = tx
         .fetch(
             "SELECT tool, arguments_hash, arguments, result FROM tool_calls WHERE run_id = ? AND call_id = ?",

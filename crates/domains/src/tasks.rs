@@ -7,9 +7,9 @@ use serde_json::json;
 use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::{Param, QueryResult};
 
-use crate::call_key::CallKey;
 use crate::cells::{self, CellError, Kind, first, objects};
-use crate::store::{Begun, Store, unavailable};
+use crate::changes::{WriteCx, Written};
+use crate::store::{Store, unavailable};
 
 /// Structured task rows: ids as numbers on every engine.
 const TASK_KINDS: &[(&str, Kind)] = &[("id", Kind::Int)];
@@ -151,39 +151,56 @@ pub fn create_project(store: Store) -> impl Tool {
         "create_project",
         "Creates a project. A name that already exists is refused with that project's id, which you can use instead.",
         store,
-        |store, ctx, args: CreateProject| async move {
-            let key = CallKey::new(&ctx, "create_project", &args)?;
-            let name = args.name.trim().to_owned();
-            let mut tx = match store.begin(&key).await? {
-                Begun::Replay(output) => return Ok(output),
-                Begun::Fresh(tx) => tx,
-            };
-            let existing = tx
-                .fetch("SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)", &[Param::Text(name.clone())])
-                .await
-                .map_err(unavailable)?;
-            if let Some(r) = first(&existing) {
-                let id = r.int(0)?;
-                return Err(ToolError::new(format!(
-                    "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
-                    r.text(1)?
-                )));
-            }
-            let now = Param::Timestamp(store.clock.now().0.naive_local());
-            let id = tx
-                .insert(
-                    "INSERT INTO projects (name, description, created_at) VALUES (?, ?, ?)",
-                    &[Param::Text(name.clone()), args.description.clone().map_or(Param::Null, Param::Text), now],
-                )
-                .await
-                .map_err(unavailable)?;
-            let output = ToolOutput::text(format!("Created project #{id} {name}."))
-                .with_data(ToolData::Json { value: json!({"id": id, "name": name}) });
-            store.finish(tx, &key, &format!("create project #{id} {name}"), output).await
-        },
+        |store, ctx, args: CreateProject| async move { store.write(&ctx, "create_project", &args).await },
     )
     .idempotent()
     .previewed_by_dry_run()
+}
+
+/// The write of `create_project`.
+pub(crate) async fn create_project_in(
+    store: &Store,
+    cx: &mut WriteCx<'_>,
+    args: CreateProject,
+) -> Result<Written, ToolError> {
+    let name = args.name.trim().to_owned();
+    let existing = cx
+        .tx
+        .fetch(
+            "SELECT id, name FROM projects WHERE LOWER(name) = LOWER(?)",
+            &[Param::Text(name.clone())],
+        )
+        .await
+        .map_err(unavailable)?;
+    if let Some(r) = first(&existing) {
+        let id = cx.ids.show("project", r.int(0)?);
+        return Err(ToolError::new(format!(
+            "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
+            r.text(1)?
+        )));
+    }
+    let now = Param::Timestamp(store.clock.now().0.naive_local());
+    let id = cx
+        .tx
+        .insert(
+            "INSERT INTO projects (name, description, created_at) VALUES (?, ?, ?)",
+            &[
+                Param::Text(name.clone()),
+                args.description.clone().map_or(Param::Null, Param::Text),
+                now,
+            ],
+        )
+        .await
+        .map_err(unavailable)?;
+    let shown = cx.ids.created("project", id);
+    let output =
+        ToolOutput::text(format!("Created project #{shown} {name}.")).with_data(ToolData::Json {
+            value: json!({"id": shown, "name": name}),
+        });
+    Ok(Written {
+        output,
+        action: Some(format!("create project #{id} {name}")),
+    })
 }
 
 /// Arguments of `move_task`.
@@ -202,36 +219,66 @@ pub fn move_task(store: Store) -> impl Tool {
         "move_task",
         "Moves a task into a project (out of the inbox or from another project).",
         store,
-        |store, ctx, args: MoveTask| async move {
-            let key = CallKey::new(&ctx, "move_task", &args)?;
-            let mut tx = match store.begin(&key).await? {
-                Begun::Replay(output) => return Ok(output),
-                Begun::Fresh(tx) => tx,
-            };
-            let task = tx.fetch("SELECT title FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-            let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
-                return Err(ToolError::new(format!(
-                    "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
-                    args.task_id
-                )));
-            };
-            let project = tx.fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(args.project_id)]).await.map_err(unavailable)?;
-            let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
-                return Err(ToolError::new(format!(
-                    "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
-                    args.project_id
-                )));
-            };
-            tx.execute("UPDATE tasks SET project_id = ? WHERE id = ?", &[Param::Int(args.project_id), Param::Int(args.task_id)])
-                .await
-                .map_err(unavailable)?;
-            let output = ToolOutput::text(format!("Moved task #{} \"{title}\" to project #{} {project}.", args.task_id, args.project_id))
-                .with_data(ToolData::Json { value: json!({"task_id": args.task_id, "project_id": args.project_id}) });
-            store.finish(tx, &key, &format!("move task #{} to project #{}", args.task_id, args.project_id), output).await
-        },
+        |store, ctx, args: MoveTask| async move { store.write(&ctx, "move_task", &args).await },
     )
     .idempotent()
     .previewed_by_dry_run()
+}
+
+/// The write of `move_task`.
+pub(crate) async fn move_task_in(
+    _store: &Store,
+    cx: &mut WriteCx<'_>,
+    args: MoveTask,
+) -> Result<Written, ToolError> {
+    let task_id = cx.ids.resolve("task", args.task_id)?;
+    let project_id = cx.ids.resolve("project", args.project_id)?;
+    let task = cx
+        .tx
+        .fetch(
+            "SELECT title FROM tasks WHERE id = ?",
+            &[Param::Int(task_id)],
+        )
+        .await
+        .map_err(unavailable)?;
+    let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
+        return Err(ToolError::new(format!(
+            "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
+            args.task_id
+        )));
+    };
+    let project = cx
+        .tx
+        .fetch(
+            "SELECT name FROM projects WHERE id = ?",
+            &[Param::Int(project_id)],
+        )
+        .await
+        .map_err(unavailable)?;
+    let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
+        return Err(ToolError::new(format!(
+            "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
+            args.project_id
+        )));
+    };
+    cx.tx
+        .execute(
+            "UPDATE tasks SET project_id = ? WHERE id = ?",
+            &[Param::Int(project_id), Param::Int(task_id)],
+        )
+        .await
+        .map_err(unavailable)?;
+    let output = ToolOutput::text(format!(
+        "Moved task #{} \"{title}\" to project #{} {project}.",
+        args.task_id, args.project_id
+    ))
+    .with_data(ToolData::Json {
+        value: json!({"task_id": args.task_id, "project_id": args.project_id}),
+    });
+    Ok(Written {
+        output,
+        action: Some(format!("move task #{task_id} to project #{project_id}")),
+    })
 }
 
 /// Arguments of `add_task`.
@@ -255,56 +302,65 @@ pub fn add_task(store: Store) -> impl Tool {
         "add_task",
         "Adds a task, to a project or (without project_id) to the inbox.",
         store,
-        |store, ctx, args: AddTask| async move {
-            let key = CallKey::new(&ctx, "add_task", &args)?;
-            let due = match &args.due_date {
-                Some(d) => {
-                    Param::Date(crate::common::parse_day(d, store.today()).map_err(ToolError::new)?)
-                }
-                None => Param::NullDate,
-            };
-            let mut tx = match store.begin(&key).await? {
-                Begun::Replay(output) => return Ok(output),
-                Begun::Fresh(tx) => tx,
-            };
-            if let Some(project) = args.project_id {
-                let found = tx
-                    .fetch(
-                        "SELECT id FROM projects WHERE id = ?",
-                        &[Param::Int(project)],
-                    )
-                    .await
-                    .map_err(unavailable)?;
-                if found.rows.is_empty() {
-                    return Err(ToolError::new(format!(
-                        "There is no project with id {project}. Call get_projects to see the valid ids."
-                    )));
-                }
-            }
-            let now = Param::Timestamp(store.clock.now().0.naive_local());
-            let id = tx
-                .insert(
-                    "INSERT INTO tasks (title, notes, project_id, status, due_date, created_at) VALUES (?, ?, ?, 'OPEN', ?, ?)",
-                    &[Param::Text(args.title.trim().to_owned()), args.notes.clone().map_or(Param::Null, Param::Text), args.project_id.map_or(Param::NullInt, Param::Int), due, now],
-                )
-                .await
-                .map_err(unavailable)?;
-            let place = args
-                .project_id
-                .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
-            let output = ToolOutput::text(format!(
-                "Added task #{id} \"{}\" to {place}.",
-                args.title.trim()
-            ))
-            .with_data(ToolData::Json {
-                value: json!({"id": id, "title": args.title.trim(), "project_id": args.project_id}),
-            });
-            store
-                .finish(tx, &key, &format!("add task #{id}"), output)
-                .await
-        },
+        |store, ctx, args: AddTask| async move { store.write(&ctx, "add_task", &args).await },
     )
     .previewed_by_dry_run()
+}
+
+/// The write of `add_task`.
+pub(crate) async fn add_task_in(
+    store: &Store,
+    cx: &mut WriteCx<'_>,
+    args: AddTask,
+) -> Result<Written, ToolError> {
+    let due = match &args.due_date {
+        Some(d) => Param::Date(crate::common::parse_day(d, store.today()).map_err(ToolError::new)?),
+        None => Param::NullDate,
+    };
+    let project_id = match args.project_id {
+        Some(p) => Some(cx.ids.resolve("project", p)?),
+        None => None,
+    };
+    if let Some(project) = project_id {
+        let found = cx
+            .tx
+            .fetch(
+                "SELECT id FROM projects WHERE id = ?",
+                &[Param::Int(project)],
+            )
+            .await
+            .map_err(unavailable)?;
+        if found.rows.is_empty() {
+            return Err(ToolError::new(format!(
+                "There is no project with id {}. Call get_projects to see the valid ids.",
+                args.project_id.unwrap_or(project)
+            )));
+        }
+    }
+    let now = Param::Timestamp(store.clock.now().0.naive_local());
+    let id = cx
+        .tx
+        .insert(
+            "INSERT INTO tasks (title, notes, project_id, status, due_date, created_at) VALUES (?, ?, ?, 'OPEN', ?, ?)",
+            &[Param::Text(args.title.trim().to_owned()), args.notes.clone().map_or(Param::Null, Param::Text), project_id.map_or(Param::NullInt, Param::Int), due, now],
+        )
+        .await
+        .map_err(unavailable)?;
+    let shown = cx.ids.created("task", id);
+    let place = args
+        .project_id
+        .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
+    let output = ToolOutput::text(format!(
+        "Added task #{shown} \"{}\" to {place}.",
+        args.title.trim()
+    ))
+    .with_data(ToolData::Json {
+        value: json!({"id": shown, "title": args.title.trim(), "project_id": args.project_id}),
+    });
+    Ok(Written {
+        output,
+        action: Some(format!("add task #{id}")),
+    })
 }
 
 /// Arguments of `complete_task`.
@@ -321,32 +377,57 @@ pub fn complete_task(store: Store) -> impl Tool {
         "complete_task",
         "Marks a task as done.",
         store,
-        |store, ctx, args: CompleteTask| async move {
-            let key = CallKey::new(&ctx, "complete_task", &args)?;
-            let mut tx = match store.begin(&key).await? {
-                Begun::Replay(output) => return Ok(output),
-                Begun::Fresh(tx) => tx,
-            };
-            let task = tx.fetch("SELECT title, status FROM tasks WHERE id = ?", &[Param::Int(args.task_id)]).await.map_err(unavailable)?;
-            let Some(row) = first(&task) else {
-                return Err(ToolError::new(format!(
-                    "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
-                    args.task_id
-                )));
-            };
-            let title = row.text(0)?;
-            if row.text(1)? == "DONE" {
-                return Ok(ToolOutput::text(format!("Task #{} \"{title}\" was already done.", args.task_id)));
-            }
-            let now = Param::Timestamp(store.clock.now().0.naive_local());
-            tx.execute("UPDATE tasks SET status = 'DONE', completed_at = ? WHERE id = ?", &[now, Param::Int(args.task_id)])
-                .await
-                .map_err(unavailable)?;
-            let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
-                .with_data(ToolData::Json { value: json!({"task_id": args.task_id}) });
-            store.finish(tx, &key, &format!("complete task #{}", args.task_id), output).await
-        },
+        |store, ctx, args: CompleteTask| async move { store.write(&ctx, "complete_task", &args).await },
     )
     .idempotent()
     .previewed_by_dry_run()
+}
+
+/// The write of `complete_task`.
+pub(crate) async fn complete_task_in(
+    store: &Store,
+    cx: &mut WriteCx<'_>,
+    args: CompleteTask,
+) -> Result<Written, ToolError> {
+    let task_id = cx.ids.resolve("task", args.task_id)?;
+    let task = cx
+        .tx
+        .fetch(
+            "SELECT title, status FROM tasks WHERE id = ?",
+            &[Param::Int(task_id)],
+        )
+        .await
+        .map_err(unavailable)?;
+    let Some(row) = first(&task) else {
+        return Err(ToolError::new(format!(
+            "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
+            args.task_id
+        )));
+    };
+    let title = row.text(0)?;
+    if row.text(1)? == "DONE" {
+        return Ok(Written {
+            output: ToolOutput::text(format!(
+                "Task #{} \"{title}\" was already done.",
+                args.task_id
+            )),
+            action: None,
+        });
+    }
+    let now = Param::Timestamp(store.clock.now().0.naive_local());
+    cx.tx
+        .execute(
+            "UPDATE tasks SET status = 'DONE', completed_at = ? WHERE id = ?",
+            &[now, Param::Int(task_id)],
+        )
+        .await
+        .map_err(unavailable)?;
+    let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
+        .with_data(ToolData::Json {
+            value: json!({"task_id": args.task_id}),
+        });
+    Ok(Written {
+        output,
+        action: Some(format!("complete task #{task_id}")),
+    })
 }

@@ -1,0 +1,345 @@
+//! Change sets of the domain tools: writes staged one by one and applied together.
+//!
+//! A write waiting for approval is *staged*: in one transaction, the run's earlier staged writes are replayed,
+//! then the write itself runs and returns its real result, then everything is rolled back. Nothing is kept, so
+//! the run can go on with real results (the new project's id, the computed gross, the task's title) and the
+//! person decides once, at the end, on every write of the run. Applying runs the chosen writes for real, in
+//! one transaction, and checks that each gives the result it was staged with: when the data changed
+//! meanwhile, nothing is written.
+//!
+//! Ids of rows created in a change set cannot be known before it is applied (PostgreSQL's sequences and
+//! MariaDB's auto-increment do not roll back), so each is shown as a placeholder: the first project a change
+//! set creates is project `-1`, the second `-2`, and so on per kind. A later write that names `-1` means that
+//! row, in staging as when applied; the applied result maps each placeholder to the real id.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use steward_core::{ToolContext, ToolError, ToolOutput, parse_args};
+use steward_sql::WriteTx;
+
+use crate::call_key::CallKey;
+use crate::store::{Store, unavailable};
+
+/// One write of a change set: a call of a domain write tool, with its validated arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// The call's id in its run.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The arguments it was called with.
+    pub arguments: Value,
+}
+
+/// A staged write and the result it was staged with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Staged {
+    /// The write.
+    pub change: Change,
+    /// What it returned when staged.
+    pub output: ToolOutput,
+}
+
+/// A row a change set created: its placeholder and its real id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Created {
+    /// What kind of row (`project`, `task`, `expense`).
+    pub kind: String,
+    /// The placeholder the run used (`-1`, `-2`, …).
+    pub placeholder: i64,
+    /// The row's id in the database.
+    pub id: i64,
+}
+
+/// What applying a change set did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The result of each write applied, in order (the results it was staged with).
+    pub outputs: Vec<ToolOutput>,
+    /// The writes that had been applied before (a retry): not written again.
+    pub already: Vec<String>,
+    /// The rows created, placeholder → id.
+    pub created: Vec<Created>,
+}
+
+/// The tools whose calls can be staged.
+pub const STAGEABLE: &[&str] = &[
+    "add_expense",
+    "create_project",
+    "move_task",
+    "add_task",
+    "complete_task",
+];
+
+/// The ids of the rows created in one transaction of a change set, by kind, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Ids {
+    /// Show created rows as placeholders (a change set) or by their ids (a plain call).
+    placeholders: bool,
+    created: BTreeMap<&'static str, Vec<i64>>,
+}
+
+impl Ids {
+    /// For a write that runs alone: ids are shown as they are.
+    pub(crate) fn plain() -> Self {
+        Self::default()
+    }
+
+    /// For the writes of a change set: created rows are shown as placeholders.
+    fn placeholders(known: &[Created]) -> Self {
+        let mut ids = Self {
+            placeholders: true,
+            created: BTreeMap::new(),
+        };
+        for c in known {
+            let Some(kind) = kind_name(&c.kind) else {
+                continue;
+            };
+            let list = ids.created.entry(kind).or_default();
+            let at = usize::try_from(-c.placeholder - 1).unwrap_or(usize::MAX);
+            if list.len() <= at && at < 10_000 {
+                list.resize(at + 1, 0);
+            }
+            if let Some(slot) = list.get_mut(at) {
+                *slot = c.id;
+            }
+        }
+        ids
+    }
+
+    /// A row of `kind` was created with `id`: the id to show for it.
+    pub(crate) fn created(&mut self, kind: &'static str, id: i64) -> i64 {
+        if !self.placeholders {
+            return id;
+        }
+        let list = self.created.entry(kind).or_default();
+        list.push(id);
+        -i64::try_from(list.len()).unwrap_or(i64::MAX)
+    }
+
+    /// The row of `kind` that `id` names: a placeholder names a row created earlier in the change set.
+    pub(crate) fn resolve(&self, kind: &'static str, id: i64) -> Result<i64, ToolError> {
+        if id >= 0 {
+            return Ok(id);
+        }
+        let at = usize::try_from(-id - 1).unwrap_or(usize::MAX);
+        match self.created.get(kind).and_then(|list| list.get(at)) {
+            Some(&real) if real != 0 => Ok(real),
+            _ => Err(ToolError::new(format!(
+                "There is no {kind} {id}: negative ids stand for {kind}s created earlier in this run's staged \
+                 changes, and no such {kind} was created. Use an id from the tools' results."
+            ))),
+        }
+    }
+
+    /// The id to show for the row of `kind` with `id`: its placeholder when the change set created it.
+    pub(crate) fn show(&self, kind: &'static str, id: i64) -> i64 {
+        if !self.placeholders {
+            return id;
+        }
+        self.created
+            .get(kind)
+            .and_then(|list| list.iter().position(|&real| real == id))
+            .map_or(id, |at| -i64::try_from(at + 1).unwrap_or(i64::MAX))
+    }
+
+    fn into_created(self) -> Vec<Created> {
+        let mut out = Vec::new();
+        for (kind, list) in self.created {
+            for (at, id) in list.into_iter().enumerate() {
+                out.push(Created {
+                    kind: kind.to_owned(),
+                    placeholder: -i64::try_from(at + 1).unwrap_or(i64::MAX),
+                    id,
+                });
+            }
+        }
+        out
+    }
+}
+
+fn kind_name(kind: &str) -> Option<&'static str> {
+    ["project", "task", "expense"]
+        .into_iter()
+        .find(|k| *k == kind)
+}
+
+/// Where a write runs: its transaction and the change set's ids.
+pub(crate) struct WriteCx<'t> {
+    pub(crate) tx: &'t mut WriteTx,
+    pub(crate) ids: &'t mut Ids,
+}
+
+/// What a write did: its result and the line the database's audit log keeps (`None`: it changed nothing, and
+/// nothing is kept).
+pub(crate) struct Written {
+    pub(crate) output: ToolOutput,
+    pub(crate) action: Option<String>,
+}
+
+/// Runs the write `tool` with `arguments` in `cx`.
+async fn write_named(
+    store: &Store,
+    cx: &mut WriteCx<'_>,
+    tool: &str,
+    arguments: Value,
+) -> Result<Written, ToolError> {
+    match tool {
+        "add_expense" => crate::expenses::add_expense_in(store, cx, parse_args(arguments)?).await,
+        "create_project" => {
+            crate::tasks::create_project_in(store, cx, parse_args(arguments)?).await
+        }
+        "move_task" => crate::tasks::move_task_in(store, cx, parse_args(arguments)?).await,
+        "add_task" => crate::tasks::add_task_in(store, cx, parse_args(arguments)?).await,
+        "complete_task" => crate::tasks::complete_task_in(store, cx, parse_args(arguments)?).await,
+        other => Err(ToolError::internal(format!(
+            "`{other}` is not a write of the built-in tools"
+        ))),
+    }
+}
+
+impl Store {
+    /// Runs the call `ctx` of the write `tool` with `args`: alone, idempotent on the call and audited; or,
+    /// for a dry run, staged after the run's earlier staged writes (`ctx` names none yet: alone) and rolled
+    /// back.
+    pub(crate) async fn write<A: Serialize>(
+        &self,
+        ctx: &ToolContext,
+        tool: &str,
+        args: &A,
+    ) -> Result<ToolOutput, ToolError> {
+        let key = CallKey::new(ctx, tool, args)?;
+        let arguments = serde_json::to_value(args).map_err(|e| {
+            ToolError::internal(format!("the arguments of {tool} cannot be read: {e}"))
+        })?;
+        if ctx.dry_run {
+            let change = Change {
+                call_id: ctx.call_id.clone(),
+                tool: tool.to_owned(),
+                arguments,
+            };
+            return self.stage(&[], &change).await;
+        }
+        let mut tx = match self.begin(&key).await? {
+            crate::store::Begun::Replay(output) => return Ok(output),
+            crate::store::Begun::Fresh(tx) => tx,
+        };
+        let mut ids = Ids::plain();
+        let written = write_named(
+            self,
+            &mut WriteCx {
+                tx: &mut tx,
+                ids: &mut ids,
+            },
+            tool,
+            arguments,
+        )
+        .await?;
+        match written.action {
+            Some(action) => self.finish(tx, &key, &action, written.output).await,
+            None => Ok(written.output),
+        }
+    }
+
+    /// Stages `change` after `earlier` (the run's staged writes, in order): all run in one transaction that is
+    /// rolled back; the result is `change`'s, with placeholders for the rows the change set creates.
+    pub async fn stage(
+        &self,
+        earlier: &[Change],
+        change: &Change,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut tx = self.db.begin_write().await.map_err(unavailable)?;
+        let mut ids = Ids::placeholders(&[]);
+        let mut cx = WriteCx {
+            tx: &mut tx,
+            ids: &mut ids,
+        };
+        for before in earlier {
+            if let Err(e) = write_named(self, &mut cx, &before.tool, before.arguments.clone()).await
+            {
+                return Err(ToolError::new(format!(
+                    "An earlier staged change no longer applies ({} {}): {} Nothing is written.",
+                    before.tool, before.call_id, e.message
+                )));
+            }
+        }
+        let written = write_named(self, &mut cx, &change.tool, change.arguments.clone()).await?;
+        // Dropped unfinished, the transaction rolls back.
+        drop(tx);
+        Ok(written.output)
+    }
+
+    /// Applies `staged` (writes of the run `run_id`, in order) in one transaction: each must give the result it
+    /// was staged with, else nothing is written. `known` are rows created by writes of the change set applied
+    /// before (their placeholders still stand for them). A write applied before (the same call) is not
+    /// written again.
+    pub async fn apply(
+        &self,
+        run_id: &str,
+        staged: &[Staged],
+        known: &[Created],
+    ) -> Result<Applied, ToolError> {
+        let mut tx = self.db.begin_write().await.map_err(unavailable)?;
+        let mut ids = Ids::placeholders(known);
+        let mut outputs = Vec::with_capacity(staged.len());
+        let mut already = Vec::new();
+        for s in staged {
+            let ctx = ToolContext::new(run_id, s.change.call_id.as_str(), "apply");
+            let key = CallKey::new(&ctx, &s.change.tool, &s.change.arguments)?;
+            if let Some(done) = crate::store::previous(&mut tx, &key).await? {
+                already.push(s.change.call_id.clone());
+                outputs.push(done);
+                continue;
+            }
+            let written = write_named(
+                self,
+                &mut WriteCx {
+                    tx: &mut tx,
+                    ids: &mut ids,
+                },
+                &s.change.tool,
+                s.change.arguments.clone(),
+            )
+            .await
+            .map_err(|e| {
+                ToolError::new(format!(
+                    "The data changed since the changes were staged: {} ({}) now fails: {} Nothing was \
+                     written; run the request again.",
+                    s.change.tool, s.change.call_id, e.message
+                ))
+            })?;
+            if written.output.content != s.output.content || written.output.data != s.output.data {
+                return Err(ToolError::new(format!(
+                    "The data changed since the changes were staged: {} ({}) now gives \"{}\" instead of \
+                     \"{}\". Nothing was written; run the request again.",
+                    s.change.tool, s.change.call_id, written.output.content, s.output.content
+                )));
+            }
+            let Some(action) = &written.action else {
+                outputs.push(written.output);
+                continue;
+            };
+            if let Err(e) = self.record(&mut tx, &key, action, &written.output).await {
+                return Err(match e {
+                    crate::store::Recorded::Taken => ToolError::new(format!(
+                        "{} ({}) was applied by someone else meanwhile. Nothing was written; look at the \
+                         change set again.",
+                        s.change.tool, s.change.call_id
+                    )),
+                    crate::store::Recorded::Failed(e) => e,
+                });
+            }
+            outputs.push(written.output);
+        }
+        tx.commit().await.map_err(unavailable)?;
+        let mut created = ids.into_created();
+        created.retain(|c| !known.contains(c));
+        Ok(Applied {
+            outputs,
+            already,
+            created,
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! Change sets of the domain tools, on every engine: the inbox sorted into two new projects is staged call by
+//! call (each sees the ones before it, nothing is written), then applied in one transaction; applying twice
+//! writes once; a change of the data between staging and applying writes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use serde_json::{Value, json};
+use steward_domains::changes::{Change, Staged};
+use support::*;
+
+fn change(call_id: &str, tool: &str, arguments: Value) -> Change {
+    Change {
+        call_id: call_id.to_owned(),
+        tool: tool.to_owned(),
+        arguments,
+    }
+}
+
+/// What the run would leave in the database, to compare before and after.
+async fn snapshot(db: &steward_sql::Database) -> Vec<i64> {
+    vec![
+        count(db, "SELECT COUNT(*) FROM projects").await,
+        count(db, "SELECT COUNT(*) FROM tasks WHERE project_id IS NULL").await,
+        count(db, "SELECT COUNT(*) FROM audit_log").await,
+        count(db, "SELECT COUNT(*) FROM tool_calls").await,
+    ]
+}
+
+#[tokio::test]
+async fn the_inbox_is_staged_then_applied_once_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let inbox: Vec<i64> = rows(
+            &db,
+            "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id",
+        )
+        .await
+        .iter()
+        .take(8)
+        .map(|r| r[0].as_i64().unwrap())
+        .collect();
+        assert_eq!(inbox.len(), 8, "{engine}");
+        let before = snapshot(&db).await;
+
+        let mut plan = vec![
+            change("p1", "create_project", json!({"name": "Birthday party"})),
+            change("p2", "create_project", json!({"name": "Garden"})),
+        ];
+        for (i, task) in inbox.iter().enumerate() {
+            let project = if i % 2 == 0 { -1 } else { -2 };
+            plan.push(change(
+                &format!("m{i}"),
+                "move_task",
+                json!({"task_id": task, "project_id": project}),
+            ));
+        }
+        let mut staged: Vec<Staged> = Vec::new();
+        for c in &plan {
+            let earlier: Vec<Change> = staged.iter().map(|s| s.change.clone()).collect();
+            let output = store.stage(&earlier, c).await.unwrap();
+            staged.push(Staged {
+                change: c.clone(),
+                output,
+            });
+        }
+        // Each staged result is real, with placeholders for the new projects, and nothing was written.
+        assert_eq!(
+            staged[0].output.content, "Created project #-1 Birthday party.",
+            "{engine}"
+        );
+        assert_eq!(
+            staged[1].output.content, "Created project #-2 Garden.",
+            "{engine}"
+        );
+        assert!(
+            staged[3].output.content.ends_with("to project #-2 Garden."),
+            "{engine}: {}",
+            staged[3].output.content
+        );
+        assert_eq!(
+            snapshot(&db).await,
+            before,
+            "{engine}: staging wrote nothing"
+        );
+
+        // Applied in one transaction: exactly those rows.
+        let applied = store.apply("run-inbox", &staged, &[]).await.unwrap();
+        assert_eq!(applied.outputs.len(), 10, "{engine}");
+        assert!(applied.already.is_empty(), "{engine}");
+        assert_eq!(applied.created.len(), 2, "{engine}");
+        let birthday = applied
+            .created
+            .iter()
+            .find(|c| c.placeholder == -1)
+            .unwrap()
+            .id;
+        let named = rows(
+            &db,
+            &format!("SELECT name FROM projects WHERE id = {birthday}"),
+        )
+        .await;
+        assert_eq!(named[0][0], json!("Birthday party"), "{engine}");
+        let moved = count(
+            &db,
+            &format!("SELECT COUNT(*) FROM tasks WHERE project_id = {birthday}"),
+        )
+        .await;
+        assert_eq!(moved, 4, "{engine}");
+        let after = snapshot(&db).await;
+        assert_eq!(
+            after,
+            vec![before[0] + 2, before[1] - 8, before[2] + 10, before[3] + 10],
+            "{engine}"
+        );
+
+        // Applying again writes nothing more.
+        let again = store.apply("run-inbox", &staged, &[]).await.unwrap();
+        assert_eq!(again.already.len(), 10, "{engine}");
+        assert_eq!(snapshot(&db).await, after, "{engine}");
+    }
+}
+
+#[tokio::test]
+async fn a_change_of_the_data_since_staging_writes_nothing_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let task = rows(
+            &db,
+            "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id",
+        )
+        .await[0][0]
+            .as_i64()
+            .unwrap();
+        let plan = [
+            change("q1", "create_project", json!({"name": "Errands"})),
+            change(
+                "q2",
+                "move_task",
+                json!({"task_id": task, "project_id": -1}),
+            ),
+            change("q3", "complete_task", json!({"task_id": task})),
+        ];
+        let mut staged: Vec<Staged> = Vec::new();
+        for c in &plan {
+            let earlier: Vec<Change> = staged.iter().map(|s| s.change.clone()).collect();
+            let output = store.stage(&earlier, c).await.unwrap();
+            staged.push(Staged {
+                change: c.clone(),
+                output,
+            });
+        }
+        let before = snapshot(&db).await;
+        // Someone renames the task meanwhile: the move no longer gives what was approved.
+        db.execute_script(&format!(
+            "UPDATE tasks SET title = 'Renamed meanwhile' WHERE id = {task}"
+        ))
+        .await
+        .unwrap();
+        let error = store.apply("run-errands", &staged, &[]).await.unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("The data changed since the changes were staged: move_task (q2)"),
+            "{engine}: {}",
+            error.message
+        );
+        assert!(error.message.contains("Nothing was written"), "{engine}");
+        assert_eq!(snapshot(&db).await, before, "{engine}");
+        assert_eq!(
+            count(&db, "SELECT COUNT(*) FROM projects WHERE name = 'Errands'").await,
+            0,
+            "{engine}"
+        );
+        // A placeholder the change set never created is refused with what it means.
+        let stray = change(
+            "q4",
+            "move_task",
+            json!({"task_id": task, "project_id": -3}),
+        );
+        let refused = store.stage(&plan[..1], &stray).await.unwrap_err();
+        assert!(
+            refused.message.starts_with("There is no project -3"),
+            "{engine}: {}",
+            refused.message
+        );
+    }
+}
