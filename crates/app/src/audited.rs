@@ -113,7 +113,10 @@ impl Tool for Audited {
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
-        self.started(ctx, &args).await?;
+        // A dry run (a staged call) writes nothing: its record is `staged`, chained when it returns.
+        if !ctx.dry_run {
+            self.started(ctx, &args).await?;
+        }
         self.inner.call(ctx, args).await
     }
 
@@ -121,12 +124,18 @@ impl Tool for Audited {
         self.inner.runs_agent()
     }
 
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
     async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {
         self.inner.preview(ctx, args).await
     }
 
     async fn call_or_suspend(&self, ctx: &ToolContext, args: Value) -> ToolProgress {
-        if let Err(e) = self.started(ctx, &args).await {
+        if !ctx.dry_run
+            && let Err(e) = self.started(ctx, &args).await
+        {
             return ToolProgress::Done(Err(e));
         }
         self.inner.call_or_suspend(ctx, args).await

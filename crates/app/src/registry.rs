@@ -266,6 +266,10 @@ impl Tool for RowFiltered {
         self.inner.spec()
     }
 
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
     async fn preview(
         &self,
         ctx: &steward_core::ToolContext,

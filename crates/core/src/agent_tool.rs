@@ -77,13 +77,20 @@ impl AgentTool {
     /// act on, or a suspension that keeps the whole sub-run.
     fn progress(&self, run: &Run, status: RunStatus) -> ToolProgress {
         let name = &self.agent.name;
+        let failed = |error: ToolError| {
+            let mut error = error;
+            error.tainted_by = run.tainted_by().map(str::to_owned);
+            ToolProgress::Done(Err(error))
+        };
         match status {
             RunStatus::Done(Outcome::Answered { answer }) => {
-                ToolProgress::Done(Ok(ToolOutput::text(answer).with_taint(run.tainted_by())))
+                let mut output = ToolOutput::text(answer).with_taint(run.tainted_by());
+                output.staged = run.staged().to_vec();
+                ToolProgress::Done(Ok(output))
             }
-            RunStatus::Done(outcome) => ToolProgress::Done(Err(ToolError::new(format!(
+            RunStatus::Done(outcome) => failed(ToolError::new(format!(
                 "The {name} agent did not finish ({outcome}). Tell the user what could not be done."
-            )))),
+            ))),
             RunStatus::AwaitingApproval(requests) => {
                 let state = match serde_json::to_value(run) {
                     Ok(state) => state,

@@ -37,6 +37,9 @@ pub struct ToolContext {
     /// returns its real result, but rolls back: nothing is kept. Only tools that say they honour it are called
     /// so (a [`crate::TypedTool`] made with [`crate::TypedTool::previewed_by_dry_run`]).
     pub dry_run: bool,
+    /// The calling run's change set when it stages writes ([`crate::Run::with_staging`]): a staged call
+    /// replays these first; a sub-run continues them. `None`: the run does not stage.
+    pub staged: Option<Vec<crate::run::StagedCall>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -72,6 +75,7 @@ impl ToolContext {
             budget: Arc::new(RunBudget::unlimited()),
             tainted_by: None,
             dry_run: false,
+            staged: None,
         }
     }
 
@@ -108,6 +112,12 @@ impl ToolContext {
     /// The same context for a dry run: the tool keeps nothing it writes.
     pub fn with_dry_run(mut self) -> Self {
         self.dry_run = true;
+        self
+    }
+
+    /// The same context in a run that stages writes, with its change set so far (`None`: it does not).
+    pub fn with_staged(mut self, staged: Option<Vec<crate::run::StagedCall>>) -> Self {
+        self.staged = staged;
         self
     }
 

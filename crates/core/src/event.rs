@@ -119,6 +119,16 @@ pub enum Event {
         /// How long the call took.
         duration_ms: u64,
     },
+    /// A tool call needs approval and is staged in the run's change set instead of waiting: it runs as a dry
+    /// run (nothing is kept) and is written only when a person applies the change set.
+    CallStaged {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call: ToolCall,
+        /// Why it needs approval.
+        reason: String,
+    },
     /// A tool call waits for a person's approval; the run is suspended.
     ApprovalRequested {
         /// The run.

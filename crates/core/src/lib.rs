@@ -91,7 +91,7 @@ pub use policy::{AnnotationPolicy, Decision, Policy, RunFacts};
 pub use principal::Principal;
 pub use redact::redact_url;
 pub use run::{
-    CheckedCall, FINAL_ANSWER, Invocation, Limits, ModelSettings, Resumption, Run, Step,
+    CheckedCall, FINAL_ANSWER, Invocation, Limits, ModelSettings, Resumption, Run, StagedCall, Step,
 };
 pub use run_failed::RunFailed;
 pub use runner::{RunStatus, Runner};

@@ -84,11 +84,31 @@ pub enum Step {
 
 /// A validated, allowed tool call.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Invocation {
     /// The call as the model made it.
     pub call: ToolCall,
     /// The validated arguments.
     pub args: Value,
+    /// The call needs approval and is staged instead: run as a dry run, kept in the run's change set
+    /// ([`Run::staged`]); the reason it needs approval.
+    pub staged: Option<String>,
+}
+
+/// A write staged in a run's change set: it ran as a dry run after the change set's earlier writes, the model
+/// was shown its result, and it is written only when a person applies the change set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StagedCall {
+    /// The run (or sub-run) that made the call.
+    pub run_id: String,
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// Its validated arguments.
+    pub args: Value,
+    /// Why it needs approval.
+    pub reason: String,
+    /// What it returned when staged.
+    pub output: ToolOutput,
 }
 
 /// A suspended tool call whose every request has a decision, ready to go on.
@@ -113,6 +133,8 @@ pub enum CheckedCall {
     Denied(ToolCall, String),
     /// Held for approval.
     NeedsApproval(ToolCall, String),
+    /// Needs approval, and staged in the run's change set instead of waiting.
+    Staged(ToolCall, String),
     /// A valid `final_answer` call.
     FinalAnswer(ToolCall),
 }
@@ -125,6 +147,9 @@ enum CallState {
         /// The person changed the model's arguments when approving; the model is told.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         edited: bool,
+        /// Staged instead of waiting for approval, for this reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        staged: Option<String>,
     },
     AwaitingApproval {
         args: Value,
@@ -191,6 +216,12 @@ pub struct Run {
     /// it continues), once one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tainted_by: Option<String>,
+    /// Writes that need approval are staged in a change set instead of waiting ([`Run::staged`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    staging: bool,
+    /// The change set: the writes staged so far in the run tree, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    staged: Vec<StagedCall>,
     phase: Phase,
 }
 
@@ -231,6 +262,8 @@ impl Run {
             turn: TurnStart::default(),
             sub_run_tokens: 0,
             tainted_by: None,
+            staging: false,
+            staged: Vec::new(),
             phase: Phase::NeedModel,
         }
     }
@@ -283,6 +316,37 @@ impl Run {
     pub fn taint(&mut self, by: &str) {
         if self.tainted_by.is_none() {
             self.tainted_by = Some(by.to_owned());
+        }
+    }
+
+    /// The same run, staging the writes that need approval (when the tool can be staged, see
+    /// [`crate::Tool::stages`]) in a change set instead of waiting, after the writes `staged` before it (a
+    /// sub-run continues its caller's change set).
+    pub fn with_staging(mut self, staging: bool, staged: Vec<StagedCall>) -> Self {
+        self.staging = staging;
+        self.staged = staged;
+        self
+    }
+
+    /// True when the run stages writes that need approval.
+    pub fn is_staging(&self) -> bool {
+        self.staging
+    }
+
+    /// The change set: every write staged in the run tree so far, in order.
+    pub fn staged(&self) -> &[StagedCall] {
+        &self.staged
+    }
+
+    /// Adds a staged write to the change set.
+    pub fn stage(&mut self, staged: StagedCall) {
+        self.staged.push(staged);
+    }
+
+    /// Takes the change set of a sub-run that continued this run's (it holds this run's staged writes first).
+    pub fn adopt_staged(&mut self, staged: Vec<StagedCall>) {
+        if staged.len() >= self.staged.len() {
+            self.staged = staged;
         }
     }
 
@@ -418,9 +482,10 @@ impl Run {
                 let ready: Vec<Invocation> = calls
                     .iter()
                     .filter_map(|p| match &p.state {
-                        CallState::Ready { args, .. } => Some(Invocation {
+                        CallState::Ready { args, staged, .. } => Some(Invocation {
                             call: p.call.clone(),
                             args: args.clone(),
+                            staged: staged.clone(),
                         }),
                         _ => None,
                     })
@@ -558,8 +623,17 @@ impl Run {
                         CallState::Ready {
                             args,
                             edited: false,
+                            staged: None,
                         },
                         CheckedCall::Allowed(call.clone()),
+                    ),
+                    Decision::NeedsApproval { reason } if self.staging && tool.stages() => (
+                        CallState::Ready {
+                            args,
+                            edited: false,
+                            staged: Some(reason.clone()),
+                        },
+                        CheckedCall::Staged(call.clone(), reason),
                     ),
                     Decision::Deny { reason } => (
                         CallState::Resolved {
@@ -600,7 +674,7 @@ impl Run {
         let max_chars = self.history.max_tool_output_chars;
         let pending = self.pending_mut(call_id)?;
         let edited = match &pending.state {
-            CallState::Ready { args, edited } => edited.then_some(args),
+            CallState::Ready { args, edited, .. } => edited.then_some(args),
             CallState::Suspended {
                 suspension,
                 decided,

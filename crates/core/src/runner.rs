@@ -23,7 +23,7 @@ use crate::model::{FailureCause, Model, ModelRequest, StreamDelta, ToolReplay};
 use crate::outcome::Outcome;
 use crate::policy::{AnnotationPolicy, Policy};
 use crate::principal::Principal;
-use crate::run::{CheckedCall, Invocation, Resumption, Run, Step};
+use crate::run::{CheckedCall, Invocation, Resumption, Run, StagedCall, Step};
 use crate::run_failed::RunFailed;
 use crate::suspension::ToolProgress;
 use crate::tool::{ToolError, ToolOutput};
@@ -61,6 +61,7 @@ pub struct Runner {
     principal: Arc<Principal>,
     budget: Option<Arc<RunBudget>>,
     streaming: bool,
+    staging: bool,
 }
 
 impl Runner {
@@ -74,6 +75,7 @@ impl Runner {
             principal: Arc::new(Principal::local()),
             budget: None,
             streaming: false,
+            staging: false,
         }
     }
 
@@ -85,6 +87,7 @@ impl Runner {
             .with_observer(ctx.observer.clone())
             .with_principal(ctx.principal.clone())
             .with_budget(ctx.budget.clone())
+            .with_staging(ctx.staged.is_some())
     }
 
     /// The same runner acting for `principal` (who is asking; the local user by default).
@@ -103,6 +106,13 @@ impl Runner {
     /// The same runner asking the model to stream; pieces are reported as [`Event::ModelDelta`].
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
+        self
+    }
+
+    /// The same runner staging the writes that need approval (of tools that can be staged) in each run's
+    /// change set instead of waiting ([`Run::staged`]); the surface then asks once, for the whole set.
+    pub fn with_staging(mut self, staging: bool) -> Self {
+        self.staging = staging;
         self
     }
 
@@ -162,13 +172,15 @@ impl Runner {
 
     /// A new run with a given id (not driven yet).
     pub fn start_with_id(&self, input: &str, id: String) -> Run {
-        self.begin(self.agent.start_with_id(input, id), input)
+        let run = self.agent.start_with_id(input, id);
+        self.begin(run.with_staging(self.staging, Vec::new()), input)
     }
 
     /// A new run (not driven yet) that continues a conversation: `history` holds the earlier turns' messages
     /// (see [`Agent::start_after`]).
     pub fn start_after(&self, history: &[crate::Message], input: &str, id: String) -> Run {
-        self.begin(self.agent.start_after(history, input, id), input)
+        let run = self.agent.start_after(history, input, id);
+        self.begin(run.with_staging(self.staging, Vec::new()), input)
     }
 
     /// A new run started by the tool call `ctx` (its id is `<run id>/<call id>`, its parent the caller's run;
@@ -179,7 +191,8 @@ impl Runner {
             self.agent
                 .start_with_id(input, id)
                 .with_parent(ctx.run_id.clone())
-                .with_taint(ctx.tainted_by.as_deref()),
+                .with_taint(ctx.tainted_by.as_deref())
+                .with_staging(ctx.staged.is_some(), ctx.staged.clone().unwrap_or_default()),
             input,
         )
     }
@@ -256,7 +269,7 @@ impl Runner {
         for (call, state) in run.suspended_calls() {
             if let Some(tool) = self.agent.tools.get(&call.name) {
                 tool.cancel(
-                    &self.context(run.id(), run.tainted_by(), &call, &budget),
+                    &self.context(run.id(), &Caller::of(run), &call, &budget),
                     state,
                 );
             }
@@ -416,6 +429,11 @@ impl Runner {
                     call,
                     reason,
                 },
+                CheckedCall::Staged(call, reason) => Event::CallStaged {
+                    run_id: run.id().to_owned(),
+                    call,
+                    reason,
+                },
                 CheckedCall::Allowed(_) | CheckedCall::FinalAnswer(_) => continue,
             };
             self.emit(run, event);
@@ -443,13 +461,13 @@ impl Runner {
         let left = || time_left.map(|b| b.saturating_sub(started.elapsed()));
         let mut timed_out = false;
         if concurrent {
-            let taint = run.tainted_by().map(str::to_owned);
+            let caller = Caller::of(run);
             for inv in &invocations {
                 self.emit_call(run, &inv.call);
             }
             let mut running: FuturesUnordered<_> = invocations
                 .into_iter()
-                .map(|inv| self.invoke(&run_id, taint.as_deref(), inv, budget))
+                .map(|inv| self.invoke(&run_id, &caller, inv, budget))
                 .collect();
             loop {
                 match within(left(), running.next()).await {
@@ -466,8 +484,8 @@ impl Runner {
         } else {
             for inv in invocations {
                 self.emit_call(run, &inv.call);
-                let taint = run.tainted_by().map(str::to_owned);
-                match within(left(), self.invoke(&run_id, taint.as_deref(), inv, budget)).await {
+                let caller = Caller::of(run);
+                match within(left(), self.invoke(&run_id, &caller, inv, budget)).await {
                     Some(done) => {
                         if self.record(run, done) {
                             break;
@@ -499,8 +517,8 @@ impl Runner {
         let mut timed_out = false;
         for resumption in resumptions {
             let left = time_left.map(|b| b.saturating_sub(started.elapsed()));
-            let taint = run.tainted_by().map(str::to_owned);
-            let resumed = self.resume_one(&run_id, taint.as_deref(), resumption, budget);
+            let caller = Caller::of(run);
+            let resumed = self.resume_one(&run_id, &caller, resumption, budget);
             match within(left, resumed).await {
                 Some(done) => {
                     self.record(run, done);
@@ -534,8 +552,9 @@ impl Runner {
             progress,
             spent,
             note,
+            staged,
         } = done;
-        let result = match progress {
+        let mut result = match progress {
             ToolProgress::Done(result) => result,
             ToolProgress::Suspended(suspension) => {
                 match run.record_suspension(&call.id, suspension) {
@@ -545,19 +564,41 @@ impl Runner {
                 }
             }
         };
-        let recorded = run.record_result(&call.id, &result);
-        // Outside data came in: later decisions of this run see it.
-        if let Ok(output) = &result {
-            let reads = self
-                .agent
-                .tools
-                .get(&call.name)
-                .is_some_and(|tool| self.policy.taints(tool.spec()));
-            match output.tainted_by.as_deref() {
-                Some(by) => run.taint(by),
-                None if reads => run.taint(&call.name),
-                None => {}
+        if let Ok(output) = &mut result {
+            // A sub-agent's run continued this run's change set.
+            run.adopt_staged(std::mem::take(&mut output.staged));
+            if let Some((args, reason)) = staged {
+                run.stage(StagedCall {
+                    run_id: run.id().to_owned(),
+                    call: call.clone(),
+                    args,
+                    reason,
+                    output: output.clone(),
+                });
+                output.content = format!(
+                    "Staged, not written yet: {}\n(This change waits, with the run's other staged changes, for one \
+                     decision when you are done; go on as if it were made, and say in your answer that the \
+                     changes wait for approval.)",
+                    output.content
+                );
             }
+        }
+        let recorded = run.record_result(&call.id, &result);
+        // Outside data came in, in a result or in an error (an engine quotes the value it rejected): later
+        // decisions of this run see it.
+        let reads = self
+            .agent
+            .tools
+            .get(&call.name)
+            .is_some_and(|tool| self.policy.taints(tool.spec()));
+        let carried = match &result {
+            Ok(output) => output.tainted_by.as_deref(),
+            Err(error) => error.tainted_by.as_deref(),
+        };
+        match carried {
+            Some(by) => run.taint(by),
+            None if reads => run.taint(&call.name),
+            None => {}
         }
         let (content, is_error, data, diagnostic) = match result {
             Ok(output) => (output.content, false, output.data, note),
@@ -583,12 +624,12 @@ impl Runner {
         false
     }
 
-    /// The context of one call of the run `run_id`, which had read outside data from `tainted_by`:
-    /// everything a sub-run started by the call inherits.
+    /// The context of one call of the run `run_id`, as the run `caller` stood when it made it: everything a
+    /// sub-run started by the call inherits.
     fn context(
         &self,
         run_id: &str,
-        tainted_by: Option<&str>,
+        caller: &Caller,
         call: &ToolCall,
         budget: &Arc<RunBudget>,
     ) -> ToolContext {
@@ -598,13 +639,14 @@ impl Runner {
             .with_observer(self.observer.clone())
             .with_policy(self.policy.clone())
             .with_budget(budget.clone())
-            .with_taint(tainted_by)
+            .with_taint(caller.tainted_by.as_deref())
+            .with_staged(caller.staged.clone())
     }
 
     async fn invoke(
         &self,
         run_id: &str,
-        tainted_by: Option<&str>,
+        caller: &Caller,
         inv: Invocation,
         budget: &Arc<RunBudget>,
     ) -> Done {
@@ -614,6 +656,7 @@ impl Runner {
             progress: ToolProgress::Done(result),
             spent: started.elapsed(),
             note,
+            staged: None,
         };
         // A replay never runs a tool that changes things: the model shows the recorded result instead.
         if let Some(tool) = self.agent.tools.get(&inv.call.name)
@@ -643,7 +686,11 @@ impl Runner {
                 }
             }
         }
-        let ctx = self.context(run_id, tainted_by, &inv.call, budget);
+        let mut ctx = self.context(run_id, caller, &inv.call, budget);
+        if inv.staged.is_some() {
+            ctx = ctx.with_dry_run();
+        }
+        let staged = inv.staged.map(|reason| (inv.args.clone(), reason));
         let progress = match self.agent.tools.get(&inv.call.name) {
             Some(tool) => caught(&inv.call.name, tool.call_or_suspend(&ctx, inv.args)).await,
             None => missing(&inv.call.name),
@@ -653,18 +700,19 @@ impl Runner {
             progress,
             spent: started.elapsed(),
             note: None,
+            staged,
         }
     }
 
     async fn resume_one(
         &self,
         run_id: &str,
-        tainted_by: Option<&str>,
+        caller: &Caller,
         resumption: Resumption,
         budget: &Arc<RunBudget>,
     ) -> Done {
         let started = Instant::now();
-        let ctx = self.context(run_id, tainted_by, &resumption.call, budget);
+        let ctx = self.context(run_id, caller, &resumption.call, budget);
         let progress = match self.agent.tools.get(&resumption.call.name) {
             Some(tool) => caught(&resumption.call.name, tool.resume(&ctx, resumption.state)).await,
             None => missing(&resumption.call.name),
@@ -674,6 +722,22 @@ impl Runner {
             progress,
             spent: started.elapsed(),
             note: None,
+            staged: None,
+        }
+    }
+}
+
+/// What a call inherits from the run that makes it, as the run stands when it makes it.
+struct Caller {
+    tainted_by: Option<String>,
+    staged: Option<Vec<StagedCall>>,
+}
+
+impl Caller {
+    fn of(run: &Run) -> Self {
+        Self {
+            tainted_by: run.tainted_by().map(str::to_owned),
+            staged: run.is_staging().then(|| run.staged().to_vec()),
         }
     }
 }
@@ -685,6 +749,8 @@ struct Done {
     spent: Duration,
     /// A note for the operator (a replayed result).
     note: Option<String>,
+    /// The call was staged: its arguments and why it needs approval.
+    staged: Option<(serde_json::Value, String)>,
 }
 
 /// Awaits a tool's future; a panic becomes the call's internal error.

@@ -49,6 +49,10 @@ pub struct ToolOutput {
     /// tainted by it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tainted_by: Option<String>,
+    /// The change set of a sub-agent's run (the caller's staged writes, then its own): the caller's run
+    /// continues it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staged: Vec<crate::run::StagedCall>,
 }
 
 impl ToolOutput {
@@ -65,7 +69,7 @@ impl ToolOutput {
         Self {
             content: value.to_string(),
             data: Some(ToolData::Json { value }),
-            tainted_by: None,
+            ..Self::default()
         }
     }
 
@@ -94,6 +98,10 @@ pub struct ToolError {
     /// What the operator is told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostic: Option<String>,
+    /// The tool whose outside data this error may carry (a sub-agent's run read it): the caller's run is
+    /// tainted by it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tainted_by: Option<String>,
 }
 
 impl ToolError {
@@ -102,6 +110,7 @@ impl ToolError {
         Self {
             message: message.into(),
             diagnostic: None,
+            tainted_by: None,
         }
     }
 
@@ -112,6 +121,7 @@ impl ToolError {
                       Tell the user the action could not be completed."
                 .to_owned(),
             diagnostic: Some(diagnostic.into()),
+            tainted_by: None,
         }
     }
 
@@ -138,6 +148,14 @@ pub trait Tool: Send + Sync {
     /// True when the tool runs another agent on the run's model (a sub-agent). A replay then runs the tool,
     /// and the sub-agent's own calls are replayed one by one (see [`crate::Model::tool_replay`]).
     fn runs_agent(&self) -> bool {
+        false
+    }
+
+    /// True when a call that needs approval can be staged in a run that stages writes
+    /// ([`crate::Run::with_staging`]): the tool is then called with [`ToolContext::dry_run`] set and the
+    /// run's earlier staged writes in [`ToolContext::staged`], must replay those first and keep nothing, and
+    /// its result is shown to the model while the write waits, with the others, for one decision.
+    fn stages(&self) -> bool {
         false
     }
 

@@ -45,6 +45,8 @@ pub struct TypedTool<A, F> {
     handler: F,
     /// Its preview is a dry run of the call (see [`TypedTool::previewed_by_dry_run`]).
     dry_run_preview: bool,
+    /// Its calls can be staged (see [`TypedTool::stageable`]).
+    stageable: bool,
     _args: PhantomData<fn(A)>,
 }
 
@@ -60,6 +62,7 @@ where
             spec: ToolSpec::new(name, description, schema_for::<A>()),
             handler,
             dry_run_preview: false,
+            stageable: false,
             _args: PhantomData,
         }
     }
@@ -105,6 +108,13 @@ where
     /// the resolved date, the computed amounts, the id it would get, or the error it would meet.
     pub fn previewed_by_dry_run(mut self) -> Self {
         self.dry_run_preview = true;
+        self
+    }
+
+    /// Its calls that need approval can be staged ([`Tool::stages`]): with [`ToolContext::dry_run`] set, the
+    /// handler replays [`ToolContext::staged`] and its own write in a transaction it rolls back.
+    pub fn stageable(mut self) -> Self {
+        self.stageable = true;
         self
     }
 
@@ -178,6 +188,10 @@ where
 {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn stages(&self) -> bool {
+        self.stageable
     }
 
     async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {

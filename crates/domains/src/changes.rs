@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use steward_core::{ToolContext, ToolError, ToolOutput, parse_args};
+use steward_core::{StagedCall, ToolContext, ToolError, ToolOutput, parse_args};
 use steward_sql::WriteTx;
 
 use crate::call_key::CallKey;
@@ -25,12 +25,26 @@ use crate::store::{Store, unavailable};
 /// One write of a change set: a call of a domain write tool, with its validated arguments.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Change {
+    /// The run (or sub-run) that made the call.
+    pub run_id: String,
     /// The call's id in its run.
     pub call_id: String,
     /// The tool.
     pub tool: String,
     /// The arguments it was called with.
     pub arguments: Value,
+}
+
+impl Change {
+    /// The write a run staged.
+    pub fn of(staged: &StagedCall) -> Self {
+        Self {
+            run_id: staged.run_id.clone(),
+            call_id: staged.call.id.clone(),
+            tool: staged.call.name.clone(),
+            arguments: staged.args.clone(),
+        }
+    }
 }
 
 /// A staged write and the result it was staged with.
@@ -216,11 +230,13 @@ impl Store {
         })?;
         if ctx.dry_run {
             let change = Change {
+                run_id: ctx.run_id.clone(),
                 call_id: ctx.call_id.clone(),
                 tool: tool.to_owned(),
                 arguments,
             };
-            return self.stage(&[], &change).await;
+            let earlier: Vec<Change> = ctx.staged.iter().flatten().map(Change::of).collect();
+            return self.stage(&earlier, &change).await;
         }
         let mut tx = match self.begin(&key).await? {
             crate::store::Begun::Replay(output) => return Ok(output),
@@ -271,22 +287,17 @@ impl Store {
         Ok(written.output)
     }
 
-    /// Applies `staged` (writes of the run `run_id`, in order) in one transaction: each must give the result it
-    /// was staged with, else nothing is written. `known` are rows created by writes of the change set applied
-    /// before (their placeholders still stand for them). A write applied before (the same call) is not
-    /// written again.
-    pub async fn apply(
-        &self,
-        run_id: &str,
-        staged: &[Staged],
-        known: &[Created],
-    ) -> Result<Applied, ToolError> {
+    /// Applies `staged` (in order) in one transaction: each must give the result it was staged with, else
+    /// nothing is written. `known` are rows created by writes of the change set applied before (their
+    /// placeholders still stand for them). A write applied before (the same call) is not written again.
+    pub async fn apply(&self, staged: &[Staged], known: &[Created]) -> Result<Applied, ToolError> {
         let mut tx = self.db.begin_write().await.map_err(unavailable)?;
         let mut ids = Ids::placeholders(known);
         let mut outputs = Vec::with_capacity(staged.len());
         let mut already = Vec::new();
         for s in staged {
-            let ctx = ToolContext::new(run_id, s.change.call_id.as_str(), "apply");
+            let ctx =
+                ToolContext::new(s.change.run_id.as_str(), s.change.call_id.as_str(), "apply");
             let key = CallKey::new(&ctx, &s.change.tool, &s.change.arguments)?;
             if let Some(done) = crate::store::previous(&mut tx, &key).await? {
                 already.push(s.change.call_id.clone());

@@ -205,6 +205,7 @@ pub fn add_expense(store: Store) -> impl Tool {
     )
     .lenient()
     .previewed_by_dry_run()
+    .stageable()
 }
 
 /// The write of `add_expense`.

@@ -155,6 +155,7 @@ pub fn create_project(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
+    .stageable()
 }
 
 /// The write of `create_project`.
@@ -223,6 +224,7 @@ pub fn move_task(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
+    .stageable()
 }
 
 /// The write of `move_task`.
@@ -305,6 +307,7 @@ pub fn add_task(store: Store) -> impl Tool {
         |store, ctx, args: AddTask| async move { store.write(&ctx, "add_task", &args).await },
     )
     .previewed_by_dry_run()
+    .stageable()
 }
 
 /// The write of `add_task`.
@@ -381,6 +384,7 @@ pub fn complete_task(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
+    .stageable()
 }
 
 /// The write of `complete_task`.

@@ -11,6 +11,7 @@ use support::*;
 
 fn change(call_id: &str, tool: &str, arguments: Value) -> Change {
     Change {
+        run_id: "run-changes".to_owned(),
         call_id: call_id.to_owned(),
         tool: tool.to_owned(),
         arguments,
@@ -85,7 +86,7 @@ async fn the_inbox_is_staged_then_applied_once_on_every_engine() {
         );
 
         // Applied in one transaction: exactly those rows.
-        let applied = store.apply("run-inbox", &staged, &[]).await.unwrap();
+        let applied = store.apply(&staged, &[]).await.unwrap();
         assert_eq!(applied.outputs.len(), 10, "{engine}");
         assert!(applied.already.is_empty(), "{engine}");
         assert_eq!(applied.created.len(), 2, "{engine}");
@@ -115,7 +116,7 @@ async fn the_inbox_is_staged_then_applied_once_on_every_engine() {
         );
 
         // Applying again writes nothing more.
-        let again = store.apply("run-inbox", &staged, &[]).await.unwrap();
+        let again = store.apply(&staged, &[]).await.unwrap();
         assert_eq!(again.already.len(), 10, "{engine}");
         assert_eq!(snapshot(&db).await, after, "{engine}");
     }
@@ -157,7 +158,7 @@ async fn a_change_of_the_data_since_staging_writes_nothing_on_every_engine() {
         ))
         .await
         .unwrap();
-        let error = store.apply("run-errands", &staged, &[]).await.unwrap_err();
+        let error = store.apply(&staged, &[]).await.unwrap_err();
         assert!(
             error
                 .message

@@ -21,6 +21,10 @@ impl steward_core::Tool for MarkedData {
         self.inner.spec()
     }
 
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
     async fn preview(&self, ctx: &steward_core::ToolContext, args: Value) -> Option<String> {
         self.inner.preview(ctx, args).await
     }

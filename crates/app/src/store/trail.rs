@@ -42,6 +42,8 @@ struct OpenCall {
     approved_by: Option<String>,
     /// The person changed the arguments when approving (`arguments` are theirs).
     edited: bool,
+    /// Staged in the run's change set (a dry run: nothing was written).
+    staged: bool,
 }
 
 impl OpenCall {
@@ -53,6 +55,15 @@ impl OpenCall {
             asked: Some(reason.to_owned()),
             approved_by: None,
             edited: false,
+            staged: false,
+        }
+    }
+
+    /// A call staged in the run's change set, with why it needs approval.
+    fn staged(call: &ToolCall, reason: &str) -> Self {
+        Self {
+            staged: true,
+            ..Self::waiting(call, reason)
         }
     }
 
@@ -64,6 +75,7 @@ impl OpenCall {
             asked: None,
             approved_by: None,
             edited: false,
+            staged: false,
         }
     }
 }
@@ -76,6 +88,8 @@ enum Status {
     Denied,
     Invalid,
     Rejected,
+    /// Staged in a change set: ran as a dry run, nothing written yet.
+    Staged,
 }
 
 impl Status {
@@ -86,6 +100,7 @@ impl Status {
             Self::Denied => "denied",
             Self::Invalid => "invalid",
             Self::Rejected => "rejected",
+            Self::Staged => "staged",
         }
     }
 }
@@ -125,6 +140,9 @@ impl Trail {
             }
             Event::ApprovalRequested { call, reason, .. } => {
                 self.open(run_id, &call.id, OpenCall::waiting(call, reason));
+            }
+            Event::CallStaged { call, reason, .. } => {
+                self.open(run_id, &call.id, OpenCall::staged(call, reason));
             }
             Event::ApprovalDecided {
                 call_id, approval, ..
@@ -261,7 +279,11 @@ impl Trail {
         at: DateTime<Utc>,
     ) -> Option<AuditRecord> {
         let call = self.open.remove(&(run_id.to_owned(), call_id.to_owned()))?;
-        let status = if is_error { Status::Error } else { Status::Ok };
+        let status = match (is_error, call.staged) {
+            (true, _) => Status::Error,
+            (false, true) => Status::Staged,
+            (false, false) => Status::Ok,
+        };
         Some(settle(caller, run_id, call_id, call, status, at))
     }
 

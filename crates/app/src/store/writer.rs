@@ -789,6 +789,7 @@ fn run_of(event: &Event) -> Option<&str> {
         | Event::ToolDenied { run_id, .. }
         | Event::ToolResult { run_id, .. }
         | Event::ApprovalRequested { run_id, .. }
+        | Event::CallStaged { run_id, .. }
         | Event::ApprovalDecided { run_id, .. }
         | Event::Finished { run_id, .. } => run_id,
         _ => return None,

@@ -116,6 +116,7 @@ impl Run {
                 Approval::Approve => CallState::Ready {
                     args: std::mem::take(args),
                     edited: false,
+                    staged: None,
                 },
                 Approval::Edit { arguments } => {
                     let edited = ToolCall::new(
@@ -130,7 +131,11 @@ impl Run {
                                 call_id: call_id.to_owned(),
                                 problem: rejection.observation,
                             })?;
-                    CallState::Ready { args, edited: true }
+                    CallState::Ready {
+                        args,
+                        edited: true,
+                        staged: None,
+                    }
                 }
                 Approval::Reject { reason } => CallState::Resolved {
                     content: rejection_text(reason.as_deref()),
@@ -189,7 +194,7 @@ impl Run {
         let pending = self.pending_mut(call_id)?;
         // An edit the person made to the call itself is kept, to be told with its result.
         let edited = match &pending.state {
-            CallState::Ready { args, edited } => edited.then(|| args.clone()),
+            CallState::Ready { args, edited, .. } => edited.then(|| args.clone()),
             CallState::Suspended {
                 suspension,
                 decided,

@@ -99,6 +99,8 @@ pub(super) async fn call(
     let mut options = TurnOptions::new(Surface::Mcp, models, server.choice.clone());
     options.question = Some(question.clone());
     options.limits = server.limits;
+    // What the session read before counts in the analyst's run, and what the run reads counts after it.
+    options.tainted_by = server.tainted_by(principal);
     let turn = match app.turn(principal, AGENT, options) {
         Ok(turn) => turn,
         Err(e) => {
@@ -108,6 +110,9 @@ pub(super) async fn call(
     };
     let mut run = turn.start(&question);
     let status = turn.runner().drive(&mut run).await;
+    if let Some(by) = run.tainted_by() {
+        server.taint(principal, by);
+    }
     if let Err(e) = turn.flush().await {
         log_diagnostic(NAME, &format!("the run was not recorded completely: {e}"));
     }

@@ -142,7 +142,8 @@ pub(super) async fn call(
         Checked::Allowed(call) => {
             let reads = call.reads_outside_data().then(|| call.call().name.clone());
             let result = call.marking_data().run().await;
-            if let (Some(tool), Ok(_)) = (reads, &result) {
+            // An error can carry outside data too (an engine quotes the value it rejected).
+            if let Some(tool) = reads {
                 server.taint(principal, &tool);
             }
             match result {
