@@ -128,6 +128,10 @@ impl Tool for Audited {
         self.inner.stages()
     }
 
+    fn applier(&self) -> Option<std::sync::Arc<dyn steward_core::Applier>> {
+        self.inner.applier()
+    }
+
     async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {
         self.inner.preview(ctx, args).await
     }

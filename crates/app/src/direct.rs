@@ -328,7 +328,7 @@ impl App {
         };
         let refusal = match decision {
             Decision::Deny { reason } => Refusal::Denied { reason },
-            Decision::NeedsApproval { reason } => {
+            Decision::NeedsApproval { reason } | Decision::Review { reason } => {
                 return Ok(Checked::NeedsApproval(direct, reason));
             }
             Decision::Allow => return Ok(Checked::Allowed(direct)),

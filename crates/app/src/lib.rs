@@ -33,6 +33,7 @@
 pub mod agents;
 pub mod app;
 mod audited;
+mod changes;
 mod checks;
 pub mod config;
 mod declared;

@@ -270,6 +270,10 @@ impl Tool for RowFiltered {
         self.inner.stages()
     }
 
+    fn applier(&self) -> Option<std::sync::Arc<dyn steward_core::Applier>> {
+        self.inner.applier()
+    }
+
     async fn preview(
         &self,
         ctx: &steward_core::ToolContext,

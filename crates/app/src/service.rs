@@ -43,6 +43,9 @@ pub struct TurnOptions {
     /// What earlier turns of a conversation read from outside: a run this turn starts begins tainted by it,
     /// so its writes wait for approval as if it had read it. (A resumed run keeps its own.)
     pub tainted_by: Option<String>,
+    /// Stage the writes that need approval (of tools that can be staged) in the run's change set instead of
+    /// waiting: the surface then asks once, for the whole set ([`App::apply_staged`], [`App::discard_staged`]).
+    pub staging: bool,
     /// Sampling settings over the agent's.
     pub temperature: Option<f32>,
     /// Most tokens in one reply, over the agent's.
@@ -63,6 +66,7 @@ impl TurnOptions {
             record: true,
             prices: None,
             tainted_by: None,
+            staging: false,
             temperature: None,
             max_output_tokens: None,
         }
@@ -178,7 +182,8 @@ impl App {
             .with_observer(Arc::new(Fanout(observers)))
             .with_policy(self.policy(principal))
             .with_principal(Arc::new(principal.clone()))
-            .with_streaming(options.streaming);
+            .with_streaming(options.streaming)
+            .with_staging(options.staging);
         Ok(Turn {
             app: self.clone(),
             runner,

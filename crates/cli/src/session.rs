@@ -47,7 +47,10 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
                 steward_sql::settle_cancellations().await;
                 return Driven::Done(Outcome::Cancelled);
             }
-            Some(RunStatus::Done(outcome)) => return Driven::Done(outcome),
+            Some(RunStatus::Done(outcome)) => {
+                decide_changes(turn, run, &outcome).await;
+                return Driven::Done(outcome);
+            }
             Some(RunStatus::AwaitingApproval(requests)) => requests,
             Some(_) => return Driven::Done(Outcome::Cancelled),
         };
@@ -72,6 +75,123 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
                 note!("{} {e}", Style::stderr().error("error:"));
             }
         }
+    }
+}
+
+/// Puts the run's change set to the person at the terminal, once: applied together, in one transaction, or
+/// discarded (also when the run was cancelled). Either way the run goes on without it.
+async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) {
+    let staged = run.take_staged();
+    if staged.is_empty() {
+        return;
+    }
+    let style = Style::stderr();
+    let principal = turn.principal();
+    let by = if principal.name.is_empty() {
+        "the local user".to_owned()
+    } else {
+        principal.name.clone()
+    };
+    let apply = if matches!(outcome, Outcome::Cancelled) {
+        false
+    } else {
+        show_changes(&staged);
+        let n = staged.len();
+        tokio::task::spawn_blocking(move || ask_apply(n))
+            .await
+            .unwrap_or(false)
+    };
+    let app = turn.app();
+    if apply {
+        match app
+            .apply_staged(Surface::Cli, principal, turn.agent(), &staged, &by)
+            .await
+        {
+            Ok(applied) => {
+                let n = applied.outputs.len() - applied.already;
+                note!(
+                    "{} {n} change{} written{}",
+                    style.good("applied:"),
+                    if n == 1 { "" } else { "s" },
+                    if applied.created.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", applied.created.join(", "))
+                    }
+                );
+            }
+            Err(e) => note!("{} {e}", style.error("not applied:")),
+        }
+    } else {
+        if let Err(e) = app
+            .discard_staged(Surface::Cli, principal, turn.agent(), &staged, &by)
+            .await
+        {
+            note!("{} {e}", style.error("error:"));
+        }
+        note!(
+            "{} the {} staged change{} discarded; nothing was written",
+            style.warn("discarded:"),
+            staged.len(),
+            if staged.len() == 1 { " was" } else { "s were" }
+        );
+    }
+}
+
+/// The change set as the person reads it: each call with its arguments as fields and its staged result.
+fn show_changes(staged: &[steward_core::StagedCall]) {
+    let style = Style::stderr();
+    note!(
+        "{}",
+        style.warn(&format!(
+            "{} change{} wait{} for your approval (tried in a transaction that was rolled back; nothing is written yet):",
+            staged.len(),
+            if staged.len() == 1 { "" } else { "s" },
+            if staged.len() == 1 { "s" } else { "" }
+        ))
+    );
+    for (i, s) in staged.iter().enumerate() {
+        let fields = match &s.args {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(text) => format!("{k}: {text}"),
+                    other => format!("{k}: {other}"),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        };
+        note!("  {}. {}  {fields}", i + 1, style.bold(&s.call.name));
+        note!("     {}", s.output.content);
+    }
+    let mut reasons: Vec<&str> = staged.iter().map(|s| s.reason.as_str()).collect();
+    reasons.dedup();
+    for reason in reasons {
+        note!("{}", style.dim(&format!("why: {reason}")));
+    }
+}
+
+/// Asks whether to apply the change set of `n` writes; no (and end of input) discards it.
+fn ask_apply(n: usize) -> bool {
+    let style = Style::stderr();
+    crate::out::err_text(&format!(
+        "{} [y]es / [n]o: ",
+        style.warn(&format!(
+            "Apply {} change{} together?",
+            if n == 1 {
+                "this".to_owned()
+            } else {
+                format!("all {n}")
+            },
+            if n == 1 { "" } else { "s" }
+        ))
+    ));
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => false,
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
     }
 }
 
@@ -259,6 +379,8 @@ impl Session {
         options.observers = vec![trace.clone(), Arc::new(log.clone())];
         options.streaming = trace.is_streaming();
         options.prices = Some(prices);
+        // At a terminal the person decides once, on every write of the run (its change set).
+        options.staging = interactive();
         let turn = app.turn(&principal, &name, options)?;
         Ok(Self {
             turn,

@@ -23,6 +23,23 @@ pub enum Decision {
         /// What the person is asked.
         reason: String,
     },
+    /// The call needs a person's approval, which may be given with the run's other writes: in a run that
+    /// stages ([`crate::Run::with_staging`]) a tool that [`crate::Tool::stages`] is staged in the run's change
+    /// set; otherwise it is held like [`Decision::NeedsApproval`].
+    Review {
+        /// What the person is asked.
+        reason: String,
+    },
+}
+
+impl Decision {
+    /// Why the call needs a person, for a decision that holds it.
+    pub fn approval_reason(&self) -> Option<&str> {
+        match self {
+            Self::NeedsApproval { reason } | Self::Review { reason } => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 /// What a policy knows of the run a call belongs to, beside the call itself.
@@ -73,7 +90,7 @@ pub struct AnnotationPolicy;
 impl Policy for AnnotationPolicy {
     fn decide(&self, call: &ToolCall, spec: &ToolSpec, args: &Value, _: RunFacts<'_>) -> Decision {
         if spec.annotations.needs_approval {
-            Decision::NeedsApproval {
+            Decision::Review {
                 reason: format!("`{}` with {args} needs approval", call.name),
             }
         } else {

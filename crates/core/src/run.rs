@@ -338,6 +338,11 @@ impl Run {
         &self.staged
     }
 
+    /// Takes the change set out of the run, once a person decided on it (the run goes on without it).
+    pub fn take_staged(&mut self) -> Vec<StagedCall> {
+        std::mem::take(&mut self.staged)
+    }
+
     /// Adds a staged write to the change set.
     pub fn stage(&mut self, staged: StagedCall) {
         self.staged.push(staged);
@@ -627,7 +632,7 @@ impl Run {
                         },
                         CheckedCall::Allowed(call.clone()),
                     ),
-                    Decision::NeedsApproval { reason } if self.staging && tool.stages() => (
+                    Decision::Review { reason } if self.staging && tool.stages() => (
                         CallState::Ready {
                             args,
                             edited: false,
@@ -644,7 +649,7 @@ impl Run {
                         },
                         CheckedCall::Denied(call.clone(), reason),
                     ),
-                    Decision::NeedsApproval { reason } => (
+                    Decision::NeedsApproval { reason } | Decision::Review { reason } => (
                         CallState::AwaitingApproval {
                             args,
                             reason: reason.clone(),

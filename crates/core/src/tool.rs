@@ -159,6 +159,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// What applies this tool's staged calls (with the others of its change set that it knows), for a tool
+    /// that [`Tool::stages`].
+    fn applier(&self) -> Option<std::sync::Arc<dyn Applier>> {
+        None
+    }
+
     /// What a call with `args` would do, for the person asked to approve it (for a SQL write: the rows it
     /// would change, found in a transaction that is rolled back). `None` (the default): nothing to show
     /// beyond the call itself. Nothing may change.
@@ -205,4 +211,27 @@ pub trait Tool: Send + Sync {
             self.spec().name
         ))))
     }
+}
+
+/// Applies a change set: the staged calls of a run, written in one transaction.
+#[async_trait]
+pub trait Applier: Send + Sync {
+    /// Where the calls write (a database, its URL with no secrets): calls with another target cannot be
+    /// applied together.
+    fn target(&self) -> String;
+
+    /// Writes `staged`, in order, in one transaction; each must give the result it was staged with, else
+    /// nothing is written and the error says why. Calls applied before are not written again.
+    async fn apply(&self, staged: &[crate::run::StagedCall]) -> Result<AppliedChanges, ToolError>;
+}
+
+/// What applying a change set did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppliedChanges {
+    /// The result of each call, in order.
+    pub outputs: Vec<ToolOutput>,
+    /// How many of them had been applied before (not written again).
+    pub already: usize,
+    /// The rows created, as people read them: `project -1 is #13`.
+    pub created: Vec<String>,
 }

@@ -45,8 +45,8 @@ pub struct TypedTool<A, F> {
     handler: F,
     /// Its preview is a dry run of the call (see [`TypedTool::previewed_by_dry_run`]).
     dry_run_preview: bool,
-    /// Its calls can be staged (see [`TypedTool::stageable`]).
-    stageable: bool,
+    /// Its calls can be staged, and this applies them (see [`TypedTool::staged_by`]).
+    applier: Option<std::sync::Arc<dyn crate::tool::Applier>>,
     _args: PhantomData<fn(A)>,
 }
 
@@ -62,7 +62,7 @@ where
             spec: ToolSpec::new(name, description, schema_for::<A>()),
             handler,
             dry_run_preview: false,
-            stageable: false,
+            applier: None,
             _args: PhantomData,
         }
     }
@@ -112,9 +112,10 @@ where
     }
 
     /// Its calls that need approval can be staged ([`Tool::stages`]): with [`ToolContext::dry_run`] set, the
-    /// handler replays [`ToolContext::staged`] and its own write in a transaction it rolls back.
-    pub fn stageable(mut self) -> Self {
-        self.stageable = true;
+    /// handler replays [`ToolContext::staged`] and its own write in a transaction it rolls back; `applier`
+    /// writes the change set once a person applies it.
+    pub fn staged_by(mut self, applier: std::sync::Arc<dyn crate::tool::Applier>) -> Self {
+        self.applier = Some(applier);
         self
     }
 
@@ -191,7 +192,11 @@ where
     }
 
     fn stages(&self) -> bool {
-        self.stageable
+        self.applier.is_some()
+    }
+
+    fn applier(&self) -> Option<std::sync::Arc<dyn crate::tool::Applier>> {
+        self.applier.clone()
     }
 
     async fn preview(&self, ctx: &ToolContext, args: Value) -> Option<String> {

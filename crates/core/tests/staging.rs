@@ -25,7 +25,24 @@ fn note(seen: Calls<(bool, usize)>) -> impl Tool {
         }
     })
     .needs_approval()
-    .stageable()
+    .staged_by(Arc::new(Nowhere))
+}
+
+/// An applier that is never asked here.
+struct Nowhere;
+
+#[async_trait::async_trait]
+impl steward_core::Applier for Nowhere {
+    fn target(&self) -> String {
+        "nowhere".into()
+    }
+
+    async fn apply(
+        &self,
+        _: &[steward_core::StagedCall],
+    ) -> Result<steward_core::AppliedChanges, steward_core::ToolError> {
+        Err(steward_core::ToolError::new("not here"))
+    }
 }
 
 fn final_text(run: &Run) -> Vec<String> {

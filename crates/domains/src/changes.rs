@@ -354,3 +354,33 @@ impl Store {
         })
     }
 }
+
+#[async_trait::async_trait]
+impl steward_core::Applier for Store {
+    fn target(&self) -> String {
+        self.db.url().to_owned()
+    }
+
+    async fn apply(
+        &self,
+        staged: &[StagedCall],
+    ) -> Result<steward_core::AppliedChanges, ToolError> {
+        let staged: Vec<Staged> = staged
+            .iter()
+            .map(|s| Staged {
+                change: Change::of(s),
+                output: s.output.clone(),
+            })
+            .collect();
+        let applied = Store::apply(self, &staged, &[]).await?;
+        Ok(steward_core::AppliedChanges {
+            outputs: applied.outputs,
+            already: applied.already.len(),
+            created: applied
+                .created
+                .iter()
+                .map(|c| format!("{} {} is #{}", c.kind, c.placeholder, c.id))
+                .collect(),
+        })
+    }
+}

@@ -196,6 +196,7 @@ async fn category_id(
 
 /// `add_expense`.
 pub fn add_expense(store: Store) -> impl Tool {
+    let applier = std::sync::Arc::new(store.clone());
     TypedTool::with_state(
         "add_expense",
         "Records one expense. Give two of net_amount, gross_amount and tax_rate: the third is computed. \
@@ -205,7 +206,7 @@ pub fn add_expense(store: Store) -> impl Tool {
     )
     .lenient()
     .previewed_by_dry_run()
-    .stageable()
+    .staged_by(applier)
 }
 
 /// The write of `add_expense`.

@@ -147,6 +147,7 @@ pub struct CreateProject {
 
 /// `create_project`.
 pub fn create_project(store: Store) -> impl Tool {
+    let applier = std::sync::Arc::new(store.clone());
     TypedTool::with_state(
         "create_project",
         "Creates a project. A name that already exists is refused with that project's id, which you can use instead.",
@@ -155,7 +156,7 @@ pub fn create_project(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
-    .stageable()
+    .staged_by(applier)
 }
 
 /// The write of `create_project`.
@@ -216,6 +217,7 @@ pub struct MoveTask {
 
 /// `move_task`.
 pub fn move_task(store: Store) -> impl Tool {
+    let applier = std::sync::Arc::new(store.clone());
     TypedTool::with_state(
         "move_task",
         "Moves a task into a project (out of the inbox or from another project).",
@@ -224,7 +226,7 @@ pub fn move_task(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
-    .stageable()
+    .staged_by(applier)
 }
 
 /// The write of `move_task`.
@@ -300,6 +302,7 @@ pub struct AddTask {
 
 /// `add_task`.
 pub fn add_task(store: Store) -> impl Tool {
+    let applier = std::sync::Arc::new(store.clone());
     TypedTool::with_state(
         "add_task",
         "Adds a task, to a project or (without project_id) to the inbox.",
@@ -307,7 +310,7 @@ pub fn add_task(store: Store) -> impl Tool {
         |store, ctx, args: AddTask| async move { store.write(&ctx, "add_task", &args).await },
     )
     .previewed_by_dry_run()
-    .stageable()
+    .staged_by(applier)
 }
 
 /// The write of `add_task`.
@@ -376,6 +379,7 @@ pub struct CompleteTask {
 
 /// `complete_task`.
 pub fn complete_task(store: Store) -> impl Tool {
+    let applier = std::sync::Arc::new(store.clone());
     TypedTool::with_state(
         "complete_task",
         "Marks a task as done.",
@@ -384,7 +388,7 @@ pub fn complete_task(store: Store) -> impl Tool {
     )
     .idempotent()
     .previewed_by_dry_run()
-    .stageable()
+    .staged_by(applier)
 }
 
 /// The write of `complete_task`.

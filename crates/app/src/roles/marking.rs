@@ -25,6 +25,10 @@ impl steward_core::Tool for MarkedData {
         self.inner.stages()
     }
 
+    fn applier(&self) -> Option<std::sync::Arc<dyn steward_core::Applier>> {
+        self.inner.applier()
+    }
+
     async fn preview(&self, ctx: &steward_core::ToolContext, args: Value) -> Option<String> {
         self.inner.preview(ctx, args).await
     }

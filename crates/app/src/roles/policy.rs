@@ -78,9 +78,12 @@ impl Policy for RolePolicy {
         &self,
         call: &ToolCall,
         spec: &ToolSpec,
-        args: &Value,
+        _args: &Value,
         run: RunFacts<'_>,
     ) -> Decision {
+        // The reasons do not repeat the arguments: every surface shows them beside the reason. A role's own
+        // `approve` list asks for each call on its own (the person may edit it); the other holds may be
+        // reviewed with the run's other writes, as one change set.
         let name = call.name.as_str();
         if !self.allows_tool(name) {
             return Decision::Deny {
@@ -93,10 +96,7 @@ impl Policy for RolePolicy {
         }
         if self.role.approve.iter().any(|t| t == name) {
             return Decision::NeedsApproval {
-                reason: format!(
-                    "{} needs approval for `{name}` with {args}",
-                    self.role_label()
-                ),
+                reason: format!("{} needs approval for `{name}`", self.role_label()),
             };
         }
         // Handing a request to a sub-agent writes nothing: its own calls are decided one by one, under this
@@ -106,10 +106,10 @@ impl Policy for RolePolicy {
         }
         let writes = !spec.annotations.read_only;
         if writes && let Some(by) = run.tainted_by {
-            return Decision::NeedsApproval {
+            return Decision::Review {
                 reason: format!(
                     "write after untrusted data: this run read `{by}`'s results, which may hold planted \
-                     instructions; `{name}` with {args} needs approval"
+                     instructions"
                 ),
             };
         }
@@ -117,16 +117,16 @@ impl Policy for RolePolicy {
             && self.declared_writes.contains(name)
             && !self.role.skip_approval.iter().any(|t| t == name)
         {
-            return Decision::NeedsApproval {
+            return Decision::Review {
                 reason: format!(
                     "`{name}` writes, and write tools declared in steward.yaml need approval unless the role's \
-                     `skip_approval` names them; with {args}"
+                     `skip_approval` names them"
                 ),
             };
         }
         if spec.annotations.needs_approval {
-            return Decision::NeedsApproval {
-                reason: format!("`{name}` with {args} needs approval"),
+            return Decision::Review {
+                reason: format!("`{name}` needs approval"),
             };
         }
         Decision::Allow
@@ -209,7 +209,7 @@ mod tests {
         assert!(!policy.taints(&spec("move_task", false)));
         assert!(!policy.taints(&spec("current_date", true)));
         assert!(policy.taints(&spec("get_inbox_tasks", true)));
-        let Decision::NeedsApproval { reason } =
+        let Decision::Review { reason } =
             decide_in(&policy, "move_task", false, Some("get_inbox_tasks"))
         else {
             panic!()
@@ -287,7 +287,7 @@ mod tests {
         let policy = RolePolicy::new(None, writes.clone(), BTreeSet::new());
         assert!(matches!(
             decide(&policy, "add_note_task", false),
-            Decision::NeedsApproval { .. }
+            Decision::Review { .. }
         ));
         let role = RoleDef {
             skip_approval: vec!["add_note_task".into()],

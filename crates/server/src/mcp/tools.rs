@@ -33,7 +33,7 @@ pub(super) fn list(server: &McpServer, principal: &Principal) -> Vec<Tool> {
         let probe = ToolCall::new("list", name.as_str(), "{}");
         let waits = match policy.decide(&probe, &spec, &json!({}), RunFacts::default()) {
             Decision::Allow => false,
-            Decision::NeedsApproval { .. } => true,
+            Decision::NeedsApproval { .. } | Decision::Review { .. } => true,
             _ => continue,
         };
         tools.push(describe(&spec, declared_sql_write(server, &name), waits));

@@ -1,0 +1,126 @@
+//! Change sets, decided: the writes a run staged ([`steward_core::Run::staged`]) are applied together, in one
+//! transaction, or discarded; either way each call is chained in the audit trail with who decided.
+
+use std::sync::Arc;
+
+use steward_core::{AppliedChanges, Applier, Principal, StagedCall};
+
+use crate::audited::Surface;
+use crate::store::AuditRecord;
+use crate::{App, AppError};
+
+impl App {
+    /// Applies the change set `staged` of a run of `agent` for `principal`, decided by `by` from `surface`: the
+    /// principal's role must still allow every call, every call must be one the same database applies, and
+    /// they are written in one transaction that checks each result against the staged one (else
+    /// [`AppError::Conflict`], and nothing is written).
+    pub async fn apply_staged(
+        &self,
+        surface: Surface,
+        principal: &Principal,
+        agent: &str,
+        staged: &[StagedCall],
+        by: &str,
+    ) -> Result<AppliedChanges, AppError> {
+        let Some(applier) = self.applier_of(principal, staged)? else {
+            return Ok(AppliedChanges::default());
+        };
+        let applied = applier
+            .apply(staged)
+            .await
+            .map_err(|e| AppError::Conflict(e.message))?;
+        self.chain_decided(surface, principal, agent, staged, by, true)
+            .await?;
+        Ok(applied)
+    }
+
+    /// Discards the change set `staged` (nothing was written): each call is chained as `rejected`, decided by
+    /// `by`.
+    pub async fn discard_staged(
+        &self,
+        surface: Surface,
+        principal: &Principal,
+        agent: &str,
+        staged: &[StagedCall],
+        by: &str,
+    ) -> Result<(), AppError> {
+        self.chain_decided(surface, principal, agent, staged, by, false)
+            .await
+    }
+
+    /// What applies `staged` for `principal`; `None` for an empty set.
+    fn applier_of(
+        &self,
+        principal: &Principal,
+        staged: &[StagedCall],
+    ) -> Result<Option<Arc<dyn Applier>>, AppError> {
+        self.check_role(principal)?;
+        let policy = self.policy(principal);
+        let mut found: Option<Arc<dyn Applier>> = None;
+        for s in staged {
+            let name = s.call.name.as_str();
+            if !policy.allows_tool(name) {
+                return Err(AppError::Forbidden(format!(
+                    "`{name}` is no longer allowed for this principal's role; the changes cannot be applied"
+                )));
+            }
+            let tool = self.build_tool(name, None, Some(principal))?;
+            let Some(applier) = tool.applier() else {
+                return Err(AppError::Invalid(format!(
+                    "`{name}` cannot be applied as part of a change set"
+                )));
+            };
+            match &found {
+                Some(first) if first.target() != applier.target() => {
+                    return Err(AppError::Invalid(format!(
+                        "the changes write to two databases ({} and {}); they cannot be applied in one \
+                         transaction",
+                        first.target(),
+                        applier.target()
+                    )));
+                }
+                Some(_) => {}
+                None => found = Some(applier),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Chains each call of `staged` as decided by `by`: `ok` when applied, `rejected` when discarded.
+    async fn chain_decided(
+        &self,
+        surface: Surface,
+        principal: &Principal,
+        agent: &str,
+        staged: &[StagedCall],
+        by: &str,
+        applied: bool,
+    ) -> Result<(), AppError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let records: Vec<AuditRecord> = staged
+            .iter()
+            .map(|s| {
+                let mut record = AuditRecord::of_call(
+                    principal,
+                    &s.run_id,
+                    agent,
+                    &s.call,
+                    Some(surface.as_str().to_owned()),
+                    if applied { "ok" } else { "rejected" },
+                );
+                record.arguments = s.args.to_string();
+                record.decision = "approval".to_owned();
+                record.decision_reason = Some(s.reason.clone());
+                record.approval = Some(if applied { "applied" } else { "discarded" }.to_owned());
+                record.approved_by = Some(by.to_owned());
+                record
+            })
+            .collect();
+        if !records.is_empty() {
+            store.append_audit(records).await?;
+        }
+        Ok(())
+    }
+}
