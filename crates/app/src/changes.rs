@@ -6,8 +6,17 @@ use std::sync::Arc;
 use steward_core::{AppliedChanges, Applier, Principal, StagedCall};
 
 use crate::audited::Surface;
-use crate::store::AuditRecord;
+use crate::store::{AuditRecord, ChangeSet};
 use crate::{App, AppError};
+
+/// What deciding a saved change set came to.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    /// The change set, as decided.
+    pub set: ChangeSet,
+    /// What applying it did (`None`: discarded).
+    pub applied: Option<AppliedChanges>,
+}
 
 impl App {
     /// Applies the change set `staged` of a run of `agent` for `principal`, decided by `by` from `surface`: the
@@ -46,6 +55,74 @@ impl App {
     ) -> Result<(), AppError> {
         self.chain_decided(surface, principal, agent, staged, by, false)
             .await
+    }
+
+    /// Applies (`apply`) or discards the saved change set `id` (or a prefix of it), decided by `by` from
+    /// `surface`, exactly once: a set someone else decided is [`AppError::Conflict`]. It must be applied on the
+    /// database it was staged on. When applying fails (the data changed), nothing is written and the set waits
+    /// again, to be discarded (or staged anew by running the request again).
+    pub async fn decide_change_set(
+        &self,
+        surface: Surface,
+        id: &str,
+        apply: bool,
+        by: &str,
+    ) -> Result<Decided, AppError> {
+        let Some(store) = &self.store else {
+            return Err(AppError::Conflict(
+                "there is no run store, so there are no saved change sets".to_owned(),
+            ));
+        };
+        let set = store.change_set(id).await?;
+        if set.status != "waiting" {
+            return Err(AppError::Conflict(format!(
+                "change set {} was already {}{}",
+                set.id,
+                set.status,
+                set.decided_by
+                    .as_deref()
+                    .map(|b| format!(" by {b}"))
+                    .unwrap_or_default()
+            )));
+        }
+        let status = if apply { "applied" } else { "discarded" };
+        if apply {
+            self.check_same_database(&set.context)?;
+        }
+        // Taken first, so that two people deciding at once cannot both act.
+        if !store.decide_change_set(&set.id, status, by, None).await? {
+            return Err(AppError::Conflict(format!(
+                "change set {} was decided by someone else just now",
+                set.id
+            )));
+        }
+        let applied = if apply {
+            match self
+                .apply_staged(surface, &set.principal, &set.agent, &set.calls, by)
+                .await
+            {
+                Ok(applied) => Some(applied),
+                Err(e) => {
+                    store.reopen_change_set(&set.id).await?;
+                    return Err(e);
+                }
+            }
+        } else {
+            self.discard_staged(surface, &set.principal, &set.agent, &set.calls, by)
+                .await?;
+            None
+        };
+        if let Some(applied) = &applied
+            && !applied.created.is_empty()
+        {
+            store
+                .change_set_result(&set.id, &applied.created.join(", "))
+                .await?;
+        }
+        Ok(Decided {
+            set: store.change_set(&set.id).await?,
+            applied,
+        })
     }
 
     /// What applies `staged` for `principal`; `None` for an empty set.

@@ -33,7 +33,7 @@
 pub mod agents;
 pub mod app;
 mod audited;
-mod changes;
+pub mod changes;
 mod checks;
 pub mod config;
 mod declared;

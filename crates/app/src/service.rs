@@ -397,6 +397,30 @@ impl Turn {
         })
     }
 
+    /// Saves the change set of `run` (taken out of it) to be decided later, with what the run ran under; its
+    /// id, or `None` when the run staged nothing.
+    pub async fn save_changes(&self, run: &mut Run) -> Result<Option<String>, AppError> {
+        if run.staged().is_empty() {
+            return Ok(None);
+        }
+        let Some(store) = &self.app.store else {
+            return Err(AppError::Conflict(
+                "the run staged changes, and there is no run store to save them in".to_owned(),
+            ));
+        };
+        let staged = run.take_staged();
+        let id = store
+            .save_change_set(
+                run.id(),
+                &self.agent,
+                &self.principal,
+                &staged,
+                &self.context,
+            )
+            .await?;
+        Ok(Some(id))
+    }
+
     /// Applies `decisions` to the parked `run` (each checked as a decision on the waiting call: an edit
     /// must fit the tool's schema).
     pub fn apply(&self, run: &mut Run, decisions: Decisions) -> Result<(), AppError> {

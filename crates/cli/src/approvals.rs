@@ -182,7 +182,7 @@ async fn decide(
 }
 
 /// Who decides, for the record: `$USER` (or `$USERNAME`), else "local user".
-fn whoami() -> String {
+pub(crate) fn whoami() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .ok()

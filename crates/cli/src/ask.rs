@@ -84,8 +84,9 @@ pub(crate) async fn conclude(
     let driven = session::drive(turn, run, true).await;
     trace.clear();
     crate::runs::finish(turn).await;
-    let outcome = match driven {
-        session::Driven::Done(outcome) => outcome,
+    let (outcome, saved) = match driven {
+        session::Driven::Done(outcome) => (outcome, None),
+        session::Driven::Saved(outcome, id) => (outcome, Some(id)),
         session::Driven::Waiting(requests) => {
             return waiting(session, run, &requests, json).await;
         }
@@ -96,6 +97,8 @@ pub(crate) async fn conclude(
         let output = json!({
             "run_id": run.id(),
             "answer": outcome.answer(),
+            // The changes the run staged, saved to be applied or discarded (`steward changes`).
+            "change_set": saved,
             "outcome": outcome.name(),
             "error": (!outcome.is_answered()).then(|| outcome.to_string()),
             "steps": run.steps(),
@@ -121,6 +124,10 @@ pub(crate) async fn conclude(
             }
             other => note!("{} {other}", crate::style::Style::stderr().error("error:")),
         }
+    }
+    // Staged changes wait for a decision: like a call waiting for approval, exit code 4.
+    if saved.is_some() {
+        return Ok(exit::NEEDS_APPROVAL);
     }
     Ok(exit::for_outcome(&outcome))
 }

@@ -119,9 +119,9 @@ pub(crate) fn run(
             }
             None => conversation.insert(turn.start(input)),
         };
-        let session::Driven::Done(outcome) = runtime.block_on(session::drive(&turn, run, false))
-        else {
-            continue;
+        let outcome = match runtime.block_on(session::drive(&turn, run, false)) {
+            session::Driven::Done(outcome) | session::Driven::Saved(outcome, _) => outcome,
+            session::Driven::Waiting(_) => continue,
         };
         trace.clear();
         runtime.block_on(crate::runs::finish(&turn));

@@ -5,6 +5,7 @@ mod alloc;
 mod approvals;
 mod ask;
 mod audit;
+mod changes;
 mod chat;
 mod config_cmd;
 mod db;
@@ -78,6 +79,9 @@ enum Command {
     /// List the calls saved runs wait for, and approve or deny them.
     #[command(subcommand)]
     Approvals(approvals::ApprovalsCommand),
+    /// List the change sets runs staged, and apply or discard them (each as one transaction).
+    #[command(subcommand)]
+    Changes(changes::ChangesCommand),
     /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
     Init(init::InitArgs),
     /// List the audit trail of tool calls, or check that its hash chain is intact.
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Config(command) => runtime.block_on(config_cmd::run(command, &config)),
         Command::Runs(command) => runtime.block_on(runs::run(command, &config)),
         Command::Approvals(command) => runtime.block_on(approvals::run(command, &config)),
+        Command::Changes(command) => runtime.block_on(changes::run(command, &config)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command, &config)),
         Command::Serve(args) => {

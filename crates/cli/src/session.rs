@@ -18,6 +18,9 @@ pub(crate) enum Driven {
     Done(Outcome),
     /// The run waits for approval of these calls, and no one at a terminal can give it.
     Waiting(Vec<ApprovalRequest>),
+    /// The run ended, and the changes it staged were saved (no one at a terminal could decide): the change
+    /// set's id.
+    Saved(Outcome, String),
 }
 
 /// True when a person at this terminal can answer approval requests.
@@ -48,8 +51,10 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
                 return Driven::Done(Outcome::Cancelled);
             }
             Some(RunStatus::Done(outcome)) => {
-                decide_changes(turn, run, &outcome).await;
-                return Driven::Done(outcome);
+                return match decide_changes(turn, run, &outcome).await {
+                    Some(id) => Driven::Saved(outcome, id),
+                    None => Driven::Done(outcome),
+                };
             }
             Some(RunStatus::AwaitingApproval(requests)) => requests,
             Some(_) => return Driven::Done(Outcome::Cancelled),
@@ -79,13 +84,38 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
 }
 
 /// Puts the run's change set to the person at the terminal, once: applied together, in one transaction, or
-/// discarded (also when the run was cancelled). Either way the run goes on without it.
-async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) {
-    let staged = run.take_staged();
-    if staged.is_empty() {
-        return;
+/// discarded (also when the run was cancelled). Without a terminal it is saved to be decided later, and its id
+/// returned. Either way the run goes on without it.
+async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option<String> {
+    if run.staged().is_empty() {
+        return None;
     }
     let style = Style::stderr();
+    if !interactive() && !matches!(outcome, Outcome::Cancelled) {
+        let n = run.staged().len();
+        show_changes(run.staged());
+        return match turn.save_changes(run).await {
+            Ok(Some(id)) => {
+                note!(
+                    "{} the {n} change{} wait{} as change set {id}: `steward changes apply {id}` writes them, \
+                     `steward changes discard {id}` drops them",
+                    style.warn("saved:"),
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" },
+                );
+                Some(id)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                note!(
+                    "{} the staged changes could not be saved: {e}",
+                    style.error("error:")
+                );
+                None
+            }
+        };
+    }
+    let staged = run.take_staged();
     let principal = turn.principal();
     let by = if principal.name.is_empty() {
         "the local user".to_owned()
@@ -136,6 +166,7 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) {
             if staged.len() == 1 { " was" } else { "s were" }
         );
     }
+    None
 }
 
 /// The change set as the person reads it: each call with its arguments as fields and its staged result.
@@ -151,25 +182,34 @@ fn show_changes(staged: &[steward_core::StagedCall]) {
         ))
     );
     for (i, s) in staged.iter().enumerate() {
-        let fields = match &s.args {
-            serde_json::Value::Object(map) => map
-                .iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| match v {
-                    serde_json::Value::String(text) => format!("{k}: {text}"),
-                    other => format!("{k}: {other}"),
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => other.to_string(),
-        };
-        note!("  {}. {}  {fields}", i + 1, style.bold(&s.call.name));
+        note!(
+            "  {}. {}  {}",
+            i + 1,
+            style.bold(&s.call.name),
+            fields(&s.args)
+        );
         note!("     {}", s.output.content);
     }
     let mut reasons: Vec<&str> = staged.iter().map(|s| s.reason.as_str()).collect();
     reasons.dedup();
     for reason in reasons {
         note!("{}", style.dim(&format!("why: {reason}")));
+    }
+}
+
+/// A call's arguments as labelled fields: `name: Garden, project_id: -1`.
+pub(crate) fn fields(args: &serde_json::Value) -> String {
+    match args {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| match v {
+                serde_json::Value::String(text) => format!("{k}: {text}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
     }
 }
 
@@ -379,8 +419,9 @@ impl Session {
         options.observers = vec![trace.clone(), Arc::new(log.clone())];
         options.streaming = trace.is_streaming();
         options.prices = Some(prices);
-        // At a terminal the person decides once, on every write of the run (its change set).
-        options.staging = interactive();
+        // The person decides once, on every write of the run (its change set): at the terminal, or later from
+        // the saved set.
+        options.staging = interactive() || app.store().is_some();
         let turn = app.turn(&principal, &name, options)?;
         Ok(Self {
             turn,

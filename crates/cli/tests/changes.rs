@@ -175,3 +175,148 @@ async fn a_discarded_change_set_writes_nothing() {
     );
     assert_eq!(after, before);
 }
+
+/// Without a terminal the change set is saved (exit code 4), listed, shown, and applied once with
+/// `steward changes`; a set whose data changed meanwhile writes nothing and waits again, to be discarded.
+#[tokio::test]
+async fn without_a_terminal_the_change_set_is_saved_and_decided_with_steward_changes() {
+    let db = demo();
+    let tasks = inbox(&db);
+    let data = scratch_dir("changes-saved");
+    let env_base = |base: &str| {
+        vec![
+            ("OPENAI_BASE_URL", base.to_owned()),
+            ("XDG_DATA_HOME", data.clone()),
+        ]
+    };
+    let run = |args: &[&str], env: &[(&str, String)]| {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        steward(args, &env, "")
+    };
+    let server = mock_openai(inbox_model(&tasks)).await;
+    let base = format!("{}/v1", server.uri());
+    let projects = sqlite3(&db, "SELECT count(*) FROM projects");
+    let out = run(
+        &[
+            "ask",
+            "--db",
+            &db,
+            "-a",
+            "tasks",
+            "Sort my inbox into projects",
+        ],
+        &env_base(&base),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("10 changes wait for your approval"),
+        "{stderr}"
+    );
+    let id = stderr
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned();
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects"),
+        projects,
+        "nothing written yet"
+    );
+
+    let env = vec![("XDG_DATA_HOME", data.clone())];
+    let listed = run(&["changes", "list"], &env);
+    let listed_text = text(&listed.stdout);
+    assert!(listed_text.contains(&id), "{listed_text}");
+    assert!(
+        listed_text.contains("2 create_project, 8 move_task"),
+        "{listed_text}"
+    );
+    let shown = run(&["changes", "show", &id[..8]], &env);
+    assert!(
+        text(&shown.stdout).contains("Created project #-1 Birthday party."),
+        "{}",
+        text(&shown.stdout)
+    );
+
+    let applied = run(&["changes", "apply", &id[..8]], &env);
+    let said = text(&applied.stderr);
+    assert_eq!(applied.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("10 changes written (project -1 is #"),
+        "{said}"
+    );
+    let birthday = sqlite3(&db, "SELECT id FROM projects WHERE name = 'Birthday party'");
+    assert_eq!(
+        sqlite3(
+            &db,
+            &format!("SELECT count(*) FROM tasks WHERE project_id = {birthday}")
+        ),
+        "4"
+    );
+    // Once only.
+    let again = run(&["changes", "apply", &id], &env);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("was already applied by"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM tool_calls"), "10");
+    // The decision is in the audit trail, with who made it.
+    let audit = run(&["audit", "list", "--all", "--json"], &env);
+    let trail = text(&audit.stdout);
+    assert!(trail.contains("\"approval\": \"applied\""), "{trail}");
+
+    // A second set, staged on the new projects' neighbours; the data changes before it is applied.
+    let task = sqlite3(&db, "SELECT min(id) FROM tasks WHERE status = 'OPEN'");
+    let server = mock_openai(vec![
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        tool_reply("c1", "complete_task", &format!(r#"{{"task_id": {task}}}"#)),
+        text_reply("Done."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let out = run(
+        &["ask", "--db", &db, "-a", "tasks", "Finish the first task"],
+        &env_base(&base),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}{}", text(&out.stdout));
+    let second = stderr
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap()
+        .to_owned();
+    sqlite3(
+        &db,
+        &format!("UPDATE tasks SET title = 'Renamed meanwhile' WHERE id = {task}"),
+    );
+    let failed = run(&["changes", "apply", &second], &env);
+    let said = text(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("The data changed since the changes were staged"),
+        "{said}"
+    );
+    assert_eq!(
+        sqlite3(&db, &format!("SELECT status FROM tasks WHERE id = {task}")),
+        "OPEN"
+    );
+    let discarded = run(&["changes", "discard", &second], &env);
+    assert_eq!(
+        discarded.status.code(),
+        Some(0),
+        "{}",
+        text(&discarded.stderr)
+    );
+    let left = run(&["changes", "list"], &env);
+    assert!(
+        text(&left.stderr).contains("no change set waits"),
+        "{}{}",
+        text(&left.stdout),
+        text(&left.stderr)
+    );
+}

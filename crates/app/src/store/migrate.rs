@@ -59,6 +59,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0008_message_taint.sql"),
         postgres: include_str!("migrations/postgres_0008_message_taint.sql"),
     },
+    Migration {
+        version: 9,
+        sqlite: include_str!("migrations/sqlite_0009_change_sets.sql"),
+        postgres: include_str!("migrations/postgres_0009_change_sets.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -23,6 +23,7 @@
 
 mod audit;
 mod backlog;
+mod change_sets;
 mod conversations;
 mod engine;
 mod health;
@@ -50,6 +51,7 @@ use steward_core::redact::{redact_url, redact_urls};
 use steward_core::{EventRecord, Outcome, Usage};
 
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
+pub use change_sets::ChangeSet;
 pub use conversations::{Conversation, ConversationMessage, Deleted, Reply, TurnRefused};
 pub use health::{StoreFault, StoreFaultKind};
 pub use observer::{CostFn, FLUSH_WAIT, Recording, StoreObserver};
