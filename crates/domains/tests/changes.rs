@@ -18,6 +18,20 @@ fn change(call_id: &str, tool: &str, arguments: Value) -> Change {
     }
 }
 
+/// Stages each change of `plan` after the ones before it, as a run does.
+async fn stage_all(store: &steward_domains::Store, plan: &[Change]) -> Vec<Staged> {
+    let mut staged: Vec<Staged> = Vec::new();
+    for c in plan {
+        let earlier: Vec<Change> = staged.iter().map(|s| s.change.clone()).collect();
+        let output = store.stage(&earlier, c).await.unwrap();
+        staged.push(Staged {
+            change: c.clone(),
+            output,
+        });
+    }
+    staged
+}
+
 /// What the run would leave in the database, to compare before and after.
 async fn snapshot(db: &steward_sql::Database) -> Vec<i64> {
     vec![
@@ -56,15 +70,7 @@ async fn the_inbox_is_staged_then_applied_once_on_every_engine() {
                 json!({"task_id": task, "project_id": project}),
             ));
         }
-        let mut staged: Vec<Staged> = Vec::new();
-        for c in &plan {
-            let earlier: Vec<Change> = staged.iter().map(|s| s.change.clone()).collect();
-            let output = store.stage(&earlier, c).await.unwrap();
-            staged.push(Staged {
-                change: c.clone(),
-                output,
-            });
-        }
+        let staged = stage_all(&store, &plan).await;
         // Each staged result is real, with placeholders for the new projects, and nothing was written.
         assert_eq!(
             staged[0].output.content, "Created project #-1 Birthday party.",
@@ -142,15 +148,7 @@ async fn a_change_of_the_data_since_staging_writes_nothing_on_every_engine() {
             ),
             change("q3", "complete_task", json!({"task_id": task})),
         ];
-        let mut staged: Vec<Staged> = Vec::new();
-        for c in &plan {
-            let earlier: Vec<Change> = staged.iter().map(|s| s.change.clone()).collect();
-            let output = store.stage(&earlier, c).await.unwrap();
-            staged.push(Staged {
-                change: c.clone(),
-                output,
-            });
-        }
+        let staged = stage_all(&store, &plan).await;
         let before = snapshot(&db).await;
         // Someone renames the task meanwhile: the move no longer gives what was approved.
         db.execute_script(&format!(
