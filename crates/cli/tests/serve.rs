@@ -689,3 +689,105 @@ async fn a_read_only_follow_up_after_a_read_is_answered_without_approval() {
     let got = get(&server.base, &format!("/api/conversations/{id}")).await;
     assert_eq!(got["status"], "idle", "{got}");
 }
+
+/// A change set `steward ask` saved (no terminal) is listed and decided over the API, once.
+#[tokio::test]
+async fn a_saved_change_set_is_listed_and_applied_over_the_api_once() {
+    let dir = scratch_dir("serve-changes");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
+    let data = scratch_dir("serve-changes-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let task = sqlite3(&db, "SELECT min(id) FROM tasks WHERE status = 'OPEN'");
+    let model = mock_openai(vec![
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        tool_reply("p1", "create_project", r#"{"name": "Errands"}"#),
+        tool_reply(
+            "m1",
+            "move_task",
+            &json!({"task_id": task.parse::<i64>().unwrap(), "project_id": -1}).to_string(),
+        ),
+        text_reply("Moved."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--store",
+            &store,
+            "-a",
+            "tasks",
+            "Put the first task in Errands",
+        ],
+        &[("OPENAI_BASE_URL", &model_base), ("XDG_DATA_HOME", &data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let server = serve(&config, &store, &model_base, &data);
+    let listed = get(&server.base, "/api/changes").await;
+    let sets = listed.as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{listed}");
+    let id = sets[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(sets[0]["status"], "waiting");
+    assert_eq!(
+        sets[0]["changes"][0]["result"],
+        "Created project #-1 Errands."
+    );
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "0"
+    );
+
+    let (status, body) = call(
+        &server.base,
+        "POST",
+        &format!("/api/changes/{id}"),
+        Some(json!({"decision": "apply"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let decided: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(decided["written"], 2, "{body}");
+    assert_eq!(decided["change_set"]["status"], "applied");
+    let errands = sqlite3(&db, "SELECT id FROM projects WHERE name = 'Errands'");
+    assert_eq!(
+        sqlite3(
+            &db,
+            &format!("SELECT project_id FROM tasks WHERE id = {task}")
+        ),
+        errands
+    );
+    // Once: the second decision is a conflict, and nothing more is written.
+    let (status, body) = call(
+        &server.base,
+        "POST",
+        &format!("/api/changes/{id}"),
+        Some(json!({"decision": "discard"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("was already applied"), "{body}");
+    let (status, body) = call(
+        &server.base,
+        "POST",
+        &format!("/api/changes/{id}"),
+        Some(json!({"decision": "maybe"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "1"
+    );
+}

@@ -77,7 +77,8 @@ pub struct Server {
         health, ready,
         api::me, api::create_conversation, api::list_conversations, api::get_conversation,
         api::patch_conversation, api::delete_conversation, api::post_message,
-        api::list_approvals, api::decide, api::chart, api::runs, api::run, api::audit,
+        api::list_approvals, api::decide, api::list_changes, api::get_change_set, api::decide_changes,
+        api::chart, api::runs, api::run, api::audit,
         openai::models, openai::chat_completions,
     ),
     components(schemas(
@@ -267,6 +268,11 @@ impl Server {
             .route("/api/conversations/{id}/messages", post(api::post_message))
             .route("/api/approvals", get(api::list_approvals))
             .route("/api/approvals/{id}", post(api::decide))
+            .route("/api/changes", get(api::list_changes))
+            .route(
+                "/api/changes/{id}",
+                get(api::get_change_set).post(api::decide_changes),
+            )
             .route("/api/chart", post(api::chart))
             .route("/api/runs", get(api::runs))
             .route("/api/runs/{id}", get(api::run))

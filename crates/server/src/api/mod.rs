@@ -23,11 +23,13 @@ use crate::wire::{ApprovalView, ServerEvent};
 
 mod admin;
 mod approvals;
+mod changes;
 mod conversations;
 mod messages;
 
 pub(crate) use admin::*;
 pub(crate) use approvals::*;
+pub(crate) use changes::*;
 pub(crate) use conversations::*;
 pub(crate) use messages::*;
 
