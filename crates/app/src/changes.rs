@@ -9,6 +9,14 @@ use crate::audited::Surface;
 use crate::store::{AuditRecord, ChangeSet};
 use crate::{App, AppError};
 
+/// How a decided change set settled, for its audit records.
+#[derive(Clone, Copy)]
+enum Settled {
+    Applied,
+    Failed,
+    Discarded,
+}
+
 /// What deciding a saved change set came to.
 #[derive(Clone, Debug)]
 pub struct Decided {
@@ -34,13 +42,19 @@ impl App {
         let Some(applier) = self.applier_of(principal, staged)? else {
             return Ok(AppliedChanges::default());
         };
-        let applied = applier
-            .apply(staged)
-            .await
-            .map_err(|e| AppError::Conflict(e.message))?;
-        self.chain_decided(surface, principal, agent, staged, by, true)
-            .await?;
-        Ok(applied)
+        match applier.apply(staged).await {
+            Ok(applied) => {
+                self.chain_decided(surface, principal, agent, staged, by, Settled::Applied)
+                    .await?;
+                Ok(applied)
+            }
+            Err(e) => {
+                // The person's yes, and that nothing was written, are in the trail too.
+                self.chain_decided(surface, principal, agent, staged, by, Settled::Failed)
+                    .await?;
+                Err(AppError::Conflict(e.message))
+            }
+        }
     }
 
     /// Discards the change set `staged` (nothing was written): each call is chained as `rejected`, decided by
@@ -53,7 +67,7 @@ impl App {
         staged: &[StagedCall],
         by: &str,
     ) -> Result<(), AppError> {
-        self.chain_decided(surface, principal, agent, staged, by, false)
+        self.chain_decided(surface, principal, agent, staged, by, Settled::Discarded)
             .await
     }
 
@@ -163,7 +177,8 @@ impl App {
         Ok(found)
     }
 
-    /// Chains each call of `staged` as decided by `by`: `ok` when applied, `rejected` when discarded.
+    /// Chains each call of `staged` as decided by `by`: `ok` when applied, `error` when applying failed (nothing
+    /// was written), `rejected` when discarded.
     async fn chain_decided(
         &self,
         surface: Surface,
@@ -171,8 +186,13 @@ impl App {
         agent: &str,
         staged: &[StagedCall],
         by: &str,
-        applied: bool,
+        settled: Settled,
     ) -> Result<(), AppError> {
+        let (status, approval) = match settled {
+            Settled::Applied => ("ok", "applied"),
+            Settled::Failed => ("error", "applied"),
+            Settled::Discarded => ("rejected", "discarded"),
+        };
         let Some(store) = &self.store else {
             return Ok(());
         };
@@ -185,12 +205,12 @@ impl App {
                     agent,
                     &s.call,
                     Some(surface.as_str().to_owned()),
-                    if applied { "ok" } else { "rejected" },
+                    status,
                 );
                 record.arguments = s.args.to_string();
                 record.decision = "approval".to_owned();
                 record.decision_reason = Some(s.reason.clone());
-                record.approval = Some(if applied { "applied" } else { "discarded" }.to_owned());
+                record.approval = Some(approval.to_owned());
                 record.approved_by = Some(by.to_owned());
                 record
             })

@@ -84,9 +84,9 @@ pub(crate) async fn conclude(
     let driven = session::drive(turn, run, true).await;
     trace.clear();
     crate::runs::finish(turn).await;
-    let (outcome, saved) = match driven {
+    let (outcome, changes) = match driven {
         session::Driven::Done(outcome) => (outcome, None),
-        session::Driven::Saved(outcome, id) => (outcome, Some(id)),
+        session::Driven::Staged(outcome, changes) => (outcome, Some(changes)),
         session::Driven::Waiting(requests) => {
             return waiting(session, run, &requests, json).await;
         }
@@ -98,7 +98,7 @@ pub(crate) async fn conclude(
             "run_id": run.id(),
             "answer": outcome.answer(),
             // The changes the run staged, saved to be applied or discarded (`steward changes`).
-            "change_set": saved,
+            "change_set": saved(changes.as_ref()),
             "outcome": outcome.name(),
             "error": (!outcome.is_answered()).then(|| outcome.to_string()),
             "steps": run.steps(),
@@ -125,11 +125,21 @@ pub(crate) async fn conclude(
             other => note!("{} {other}", crate::style::Style::stderr().error("error:")),
         }
     }
-    // Staged changes wait for a decision: like a call waiting for approval, exit code 4.
-    if saved.is_some() {
-        return Ok(exit::NEEDS_APPROVAL);
+    match changes {
+        // Staged changes wait for a decision: like a call waiting for approval, exit code 4.
+        Some(session::Changes::Saved(_)) => Ok(exit::NEEDS_APPROVAL),
+        // The person said yes and nothing was written: the request did not go through.
+        Some(session::Changes::Decided { failed: true, .. }) => Ok(exit::STOPPED),
+        _ => Ok(exit::for_outcome(&outcome)),
     }
-    Ok(exit::for_outcome(&outcome))
+}
+
+/// The id of the change set saved for a decision later, if one was.
+fn saved(changes: Option<&session::Changes>) -> Option<&str> {
+    match changes {
+        Some(session::Changes::Saved(id)) => Some(id),
+        _ => None,
+    }
 }
 
 /// A run that waits for approval where no one can give it: saved in the run store, what waits and how to go

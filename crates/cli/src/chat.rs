@@ -69,6 +69,8 @@ pub(crate) fn run(
         let _ = editor.load_history(path);
     }
     let mut conversation: Option<Run> = None;
+    // What became of the changes the last turn staged, told to the model with the next message.
+    let mut told: Option<String> = None;
     loop {
         let line = match editor.readline("› ") {
             Ok(line) => line,
@@ -111,16 +113,34 @@ pub(crate) fn run(
         }
         let run = match conversation.as_mut() {
             Some(run) => {
-                if let Err(e) = turn.runner().follow_up(run, input) {
+                let input = match told.take() {
+                    Some(note) => format!("(Steward: {note})\n\n{input}"),
+                    None => input.to_owned(),
+                };
+                if let Err(e) = turn.runner().follow_up(run, &input) {
                     note!("{} {e}", style.error("error:"));
                     continue;
                 }
                 run
             }
-            None => conversation.insert(turn.start(input)),
+            None => {
+                told = None;
+                conversation.insert(turn.start(input))
+            }
         };
         let outcome = match runtime.block_on(session::drive(&turn, run, false)) {
-            session::Driven::Done(outcome) | session::Driven::Saved(outcome, _) => outcome,
+            session::Driven::Done(outcome) => outcome,
+            session::Driven::Staged(outcome, changes) => {
+                // The model learns with the next message what became of the changes it staged.
+                told = match changes {
+                    session::Changes::Decided { note, .. } => Some(note),
+                    session::Changes::Saved(id) => Some(format!(
+                        "The staged changes were saved as change set {id}, to be applied or discarded later; \
+                         they are not made yet."
+                    )),
+                };
+                outcome
+            }
             session::Driven::Waiting(_) => continue,
         };
         trace.clear();

@@ -18,9 +18,8 @@ pub(crate) enum Driven {
     Done(Outcome),
     /// The run waits for approval of these calls, and no one at a terminal can give it.
     Waiting(Vec<ApprovalRequest>),
-    /// The run ended, and the changes it staged were saved (no one at a terminal could decide): the change
-    /// set's id.
-    Saved(Outcome, String),
+    /// The run ended, and the changes it staged were saved or decided.
+    Staged(Outcome, Changes),
 }
 
 /// True when a person at this terminal can answer approval requests.
@@ -52,7 +51,7 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
             }
             Some(RunStatus::Done(outcome)) => {
                 return match decide_changes(turn, run, &outcome).await {
-                    Some(id) => Driven::Saved(outcome, id),
+                    Some(changes) => Driven::Staged(outcome, changes),
                     None => Driven::Done(outcome),
                 };
             }
@@ -83,10 +82,18 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
     }
 }
 
+/// What became of a run's change set.
+pub(crate) enum Changes {
+    /// Saved to be decided later (no one at a terminal): its id.
+    Saved(String),
+    /// Decided at the terminal: what to tell the model next turn, and whether applying failed.
+    Decided { note: String, failed: bool },
+}
+
 /// Puts the run's change set to the person at the terminal, once: applied together, in one transaction, or
-/// discarded (also when the run was cancelled). Without a terminal it is saved to be decided later, and its id
-/// returned. Either way the run goes on without it.
-async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option<String> {
+/// discarded (also when the run was cancelled). Without a terminal it is saved to be decided later. Either way
+/// the run goes on without it.
+async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option<Changes> {
     if run.staged().is_empty() {
         return None;
     }
@@ -103,7 +110,7 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option
                     if n == 1 { "" } else { "s" },
                     if n == 1 { "s" } else { "" },
                 );
-                Some(id)
+                Some(Changes::Saved(id))
             }
             Ok(None) => None,
             Err(e) => {
@@ -132,25 +139,42 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option
             .unwrap_or(false)
     };
     let app = turn.app();
+    let n = staged.len();
     if apply {
         match app
             .apply_staged(Surface::Cli, principal, turn.agent(), &staged, &by)
             .await
         {
             Ok(applied) => {
-                let n = applied.outputs.len() - applied.already;
+                let written = applied.outputs.len() - applied.already;
+                let created = if applied.created.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", applied.created.join(", "))
+                };
                 note!(
-                    "{} {n} change{} written{}",
+                    "{} {written} change{} written{created}",
                     style.good("applied:"),
-                    if n == 1 { "" } else { "s" },
-                    if applied.created.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", applied.created.join(", "))
-                    }
+                    if written == 1 { "" } else { "s" },
                 );
+                Some(Changes::Decided {
+                    note: format!(
+                        "The person applied the {n} staged change{}{created}; they are made. Negative ids of \
+                         those changes mean nothing any more: use the real ids.",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    failed: false,
+                })
             }
-            Err(e) => note!("{} {e}", style.error("not applied:")),
+            Err(e) => {
+                note!("{} {e}", style.error("not applied:"));
+                Some(Changes::Decided {
+                    note: format!(
+                        "Applying the staged changes failed, so none of them was made: {e}"
+                    ),
+                    failed: true,
+                })
+            }
         }
     } else {
         if let Err(e) = app
@@ -160,13 +184,18 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option
             note!("{} {e}", style.error("error:"));
         }
         note!(
-            "{} the {} staged change{} discarded; nothing was written",
+            "{} the {n} staged change{} discarded; nothing was written",
             style.warn("discarded:"),
-            staged.len(),
-            if staged.len() == 1 { " was" } else { "s were" }
+            if n == 1 { " was" } else { "s were" }
         );
+        Some(Changes::Decided {
+            note: format!(
+                "The person discarded the {n} staged change{}: none of them was made.",
+                if n == 1 { "" } else { "s" }
+            ),
+            failed: false,
+        })
     }
-    None
 }
 
 /// The change set as the person reads it: each call with its arguments as fields and its staged result.

@@ -320,3 +320,38 @@ async fn without_a_terminal_the_change_set_is_saved_and_decided_with_steward_cha
         text(&left.stderr)
     );
 }
+
+/// The person says yes, but the data changed while they read: nothing is written, and `ask` says so with exit
+/// code 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_yes_when_the_data_changed_meanwhile_writes_nothing_and_exits_1() {
+    let db = demo();
+    let tasks = inbox(&db);
+    let server = mock_openai(inbox_model(&tasks)).await;
+    let base = format!("{}/v1", server.uri());
+    let db2 = db.clone();
+    let renamed = tasks[2];
+    let (shown, code) = tokio::task::spawn_blocking(move || {
+        ask_at_a_terminal(&db2, &base, "y\n", || {
+            sqlite3(
+                &db2,
+                &format!("UPDATE tasks SET title = 'Renamed meanwhile' WHERE id = {renamed}"),
+            );
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("not applied: The data changed since the changes were staged"),
+        "{shown}"
+    );
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name IN ('Birthday party', 'Garden')"
+        ),
+        "0"
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM tool_calls"), "0");
+}

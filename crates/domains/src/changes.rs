@@ -112,7 +112,7 @@ impl Ids {
                 continue;
             };
             let list = ids.created.entry(kind).or_default();
-            let at = usize::try_from(-c.placeholder - 1).unwrap_or(usize::MAX);
+            let at = slot(c.placeholder);
             if list.len() <= at && at < 10_000 {
                 list.resize(at + 1, 0);
             }
@@ -138,8 +138,7 @@ impl Ids {
         if id >= 0 {
             return Ok(id);
         }
-        let at = usize::try_from(-id - 1).unwrap_or(usize::MAX);
-        match self.created.get(kind).and_then(|list| list.get(at)) {
+        match self.created.get(kind).and_then(|list| list.get(slot(id))) {
             Some(&real) if real != 0 => Ok(real),
             _ => Err(ToolError::new(format!(
                 "There is no {kind} {id}: negative ids stand for {kind}s created earlier in this run's staged \
@@ -172,6 +171,14 @@ impl Ids {
         }
         out
     }
+}
+
+/// Where the placeholder `id` (-1, -2, …) is in a kind's list of created rows; out of reach for anything else.
+fn slot(id: i64) -> usize {
+    id.checked_neg()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(usize::MAX)
 }
 
 fn kind_name(kind: &str) -> Option<&'static str> {
@@ -300,6 +307,15 @@ impl Store {
                 ToolContext::new(s.change.run_id.as_str(), s.change.call_id.as_str(), "apply");
             let key = CallKey::new(&ctx, &s.change.tool, &s.change.arguments)?;
             if let Some(done) = crate::store::previous(&mut tx, &key).await? {
+                // The same call applied before gave the result staged now: a retry. Another result (the
+                // call id was used again, with placeholders that meant other rows) is not this call.
+                if done.content != s.output.content || done.data != s.output.data {
+                    return Err(ToolError::new(format!(
+                        "{} ({}) was applied before with another result (\"{}\"); its call id was used again. \
+                         Nothing was written; run the request again.",
+                        s.change.tool, s.change.call_id, done.content
+                    )));
+                }
                 already.push(s.change.call_id.clone());
                 outputs.push(done);
                 continue;

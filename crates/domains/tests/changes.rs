@@ -185,3 +185,69 @@ async fn a_change_of_the_data_since_staging_writes_nothing_on_every_engine() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_call_id_used_again_for_other_rows_is_not_taken_for_a_retry_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let task = rows(
+            &db,
+            "SELECT id FROM tasks WHERE status = 'OPEN' ORDER BY id",
+        )
+        .await[0][0]
+            .as_i64()
+            .unwrap();
+        let first = stage_all(
+            &store,
+            &[
+                change("p1", "create_project", json!({"name": "Birthday"})),
+                change(
+                    "m1",
+                    "move_task",
+                    json!({"task_id": task, "project_id": -1}),
+                ),
+            ],
+        )
+        .await;
+        store.apply(&first, &[]).await.unwrap();
+        // The next set reuses call id m1 with the same arguments: -1 is another project now.
+        let second = stage_all(
+            &store,
+            &[
+                change("p2", "create_project", json!({"name": "Garden"})),
+                change(
+                    "m1",
+                    "move_task",
+                    json!({"task_id": task, "project_id": -1}),
+                ),
+            ],
+        )
+        .await;
+        assert!(
+            second[1].output.content.ends_with("to project #-1 Garden."),
+            "{engine}"
+        );
+        let before = snapshot(&db).await;
+        let error = store.apply(&second, &[]).await.unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("was applied before with another result"),
+            "{engine}: {}",
+            error.message
+        );
+        assert_eq!(snapshot(&db).await, before, "{engine}: nothing written");
+        // A placeholder out of every range is refused, not a panic.
+        let stray = change(
+            "m9",
+            "move_task",
+            json!({"task_id": task, "project_id": i64::MIN}),
+        );
+        let refused = store.stage(&[], &stray).await.unwrap_err();
+        assert!(
+            refused.message.starts_with("There is no project"),
+            "{engine}: {}",
+            refused.message
+        );
+    }
+}
