@@ -80,8 +80,13 @@ impl App {
         surface: Surface,
         id: &str,
         apply: bool,
-        by: &str,
+        decider: &Principal,
     ) -> Result<Decided, AppError> {
+        let by = if decider.name.is_empty() {
+            "local user"
+        } else {
+            decider.name.as_str()
+        };
         let Some(store) = &self.store else {
             return Err(AppError::Conflict(
                 "there is no run store, so there are no saved change sets".to_owned(),
@@ -101,6 +106,7 @@ impl App {
         }
         let status = if apply { "applied" } else { "discarded" };
         if apply {
+            self.may_apply(&set, decider)?;
             self.check_same_database(&set.context)?;
         }
         // Taken first, so that two people deciding at once cannot both act.
@@ -137,6 +143,41 @@ impl App {
             set: store.change_set(&set.id).await?,
             applied,
         })
+    }
+
+    /// Four eyes: whether `decider` may apply `set`, by the role of the principal who asked (its `approve_by`
+    /// roles, and `self_approval: false`). Discarding writes nothing and is always allowed.
+    fn may_apply(&self, set: &ChangeSet, decider: &Principal) -> Result<(), AppError> {
+        let Some((role_name, role)) = self.role(&set.principal) else {
+            return Ok(());
+        };
+        if !role.self_approval
+            && !set.principal.name.is_empty()
+            && decider.name == set.principal.name
+        {
+            return Err(AppError::Forbidden(format!(
+                "the role `{role_name}` does not let {} apply their own changes: someone else must{}",
+                set.principal.name,
+                match &role.approve_by {
+                    Some(roles) => format!(" (a principal with the role {})", roles.join(" or ")),
+                    None => String::new(),
+                }
+            )));
+        }
+        if let Some(roles) = &role.approve_by {
+            let theirs = self.role(decider).map(|(name, _)| name);
+            if !theirs.is_some_and(|name| roles.iter().any(|r| r == name)) {
+                return Err(AppError::Forbidden(format!(
+                    "changes asked by the role `{role_name}` are applied by a principal with the role {}{}",
+                    roles.join(" or "),
+                    match theirs {
+                        Some(name) => format!("; {by} has the role `{name}`", by = decider.name),
+                        None => String::new(),
+                    }
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// What applies `staged` for `principal`; `None` for an empty set.

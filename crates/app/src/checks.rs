@@ -91,6 +91,17 @@ impl App {
                     return Err(unknown(place("agents"), "agent", agent, agents.clone()));
                 }
             }
+            let roles: Vec<&str> = self.config.roles.keys().map(String::as_str).collect();
+            for approver in def.approve_by.iter().flatten() {
+                if !self.config.roles.contains_key(approver) {
+                    return Err(unknown(
+                        place("approve_by"),
+                        "role",
+                        approver,
+                        roles.clone(),
+                    ));
+                }
+            }
             let lists = [
                 ("tools", def.tools.clone().unwrap_or_default()),
                 ("approve", def.approve.clone()),

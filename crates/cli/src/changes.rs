@@ -52,6 +52,11 @@ pub(crate) struct OneArgs {
     #[arg(long)]
     json: bool,
 
+    /// Who decides (`--principal NAME` or `--role NAME`): a role's `approve_by` and `self_approval` say who may
+    /// apply its change sets.
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
+
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -156,9 +161,13 @@ async fn decide(args: OneArgs, config: &ConfigFile, apply: bool) -> anyhow::Resu
     let set = store.change_set(&args.id).await?;
     let db = args.db.clone().or_else(|| set.context.database.clone());
     let app = build_app_with(config, db.as_deref(), Some(store)).await?;
-    let by = crate::approvals::whoami();
+    let mut decider = args.identity.principal(app.config())?;
+    if decider.name.is_empty() {
+        // The local user, recorded by their login name.
+        decider.name = crate::approvals::whoami();
+    }
     let decided = app
-        .decide_change_set(Surface::Cli, &set.id, apply, &by)
+        .decide_change_set(Surface::Cli, &set.id, apply, &decider)
         .await;
     if let Some(store) = app.store() {
         store.close().await;

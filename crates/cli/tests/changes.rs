@@ -355,3 +355,89 @@ async fn a_yes_when_the_data_changed_meanwhile_writes_nothing_and_exits_1() {
     );
     assert_eq!(sqlite3(&db, "SELECT count(*) FROM tool_calls"), "0");
 }
+
+/// Four eyes: a role with `self_approval: false` and `approve_by: [manager]` cannot apply its own change set;
+/// a manager can.
+#[tokio::test]
+async fn four_eyes_the_one_who_asked_cannot_apply_their_own_changes() {
+    let db = demo();
+    let dir = scratch_dir("changes-four-eyes");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  clerk:\n    approve_by: [manager]\n    self_approval: false\n  \
+             manager: {{}}\n  intern: {{}}\nprincipals:\n  ada: {{role: clerk}}\n  mia: {{role: manager}}\n  ian: {{role: intern}}\n"
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("changes-four-eyes-data");
+    let server = mock_openai(vec![
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        tool_reply("p1", "create_project", r#"{"name": "Four eyes"}"#),
+        text_reply("Staged."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "tasks",
+            "Make a project",
+        ],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &data)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let id = stderr
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned();
+    let decide = |who: &str| {
+        steward(
+            &["changes", "apply", "-c", &config, "--principal", who, &id],
+            &[("XDG_DATA_HOME", &data)],
+            "",
+        )
+    };
+    let own = decide("ada");
+    assert_eq!(own.status.code(), Some(2), "{}", text(&own.stderr));
+    assert!(
+        text(&own.stderr).contains("does not let ada apply their own changes"),
+        "{}",
+        text(&own.stderr)
+    );
+    let intern = decide("ian");
+    assert_eq!(intern.status.code(), Some(2), "{}", text(&intern.stderr));
+    assert!(
+        text(&intern.stderr).contains(
+            "are applied by a principal with the role manager; ian has the role `intern`"
+        ),
+        "{}",
+        text(&intern.stderr)
+    );
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name = 'Four eyes'"
+        ),
+        "0"
+    );
+    let manager = decide("mia");
+    assert_eq!(manager.status.code(), Some(0), "{}", text(&manager.stderr));
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name = 'Four eyes'"
+        ),
+        "1"
+    );
+}

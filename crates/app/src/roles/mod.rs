@@ -35,7 +35,7 @@ pub(crate) use marking::{MarkedData, reads_data};
 pub use policy::RolePolicy;
 
 /// What a role may do.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleDef {
     /// The agents the role may run (all when absent).
@@ -62,6 +62,33 @@ pub struct RoleDef {
     /// Whether the role administers the server: every run, the audit trail and everyone's approvals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub admin: bool,
+    /// The roles whose principals may apply this role's change sets (anyone who may see them when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_by: Option<Vec<String>>,
+    /// Whether the principal who asked may apply their own change set (`false`: four eyes).
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub self_approval: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for RoleDef {
+    fn default() -> Self {
+        Self {
+            agents: None,
+            tools: None,
+            sql: SqlRules::default(),
+            approve: Vec::new(),
+            skip_approval: Vec::new(),
+            trusted: Vec::new(),
+            max_rows: None,
+            admin: false,
+            approve_by: None,
+            self_approval: true,
+        }
+    }
 }
 
 /// SQL allowlists and row filters.

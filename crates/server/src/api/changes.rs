@@ -151,7 +151,7 @@ pub(crate) async fn decide_changes(
     let set = visible(&shared, &caller, &id).await?;
     let decided = shared
         .app
-        .decide_change_set(Surface::Api, &set.id, apply, &caller.principal.name)
+        .decide_change_set(Surface::Api, &set.id, apply, &caller.principal)
         .await?;
     let (written, created) = match &decided.applied {
         Some(a) => (a.outputs.len() - a.already, a.created.clone()),
