@@ -31,6 +31,8 @@ impl App {
     /// principal's role must still allow every call, every call must be one the same database applies, and
     /// they are written in one transaction that checks each result against the staged one (else
     /// [`AppError::Conflict`], and nothing is written).
+    /// With `chosen` (call ids), only those are applied, with the earlier calls whose results they use; the
+    /// others are discarded.
     pub async fn apply_staged(
         &self,
         surface: Surface,
@@ -38,13 +40,20 @@ impl App {
         agent: &str,
         staged: &[StagedCall],
         by: &str,
+        chosen: Option<&[String]>,
     ) -> Result<AppliedChanges, AppError> {
         let Some(applier) = self.applier_of(principal, staged)? else {
             return Ok(AppliedChanges::default());
         };
-        match applier.apply(staged).await {
+        match applier.apply(staged, chosen).await {
             Ok(applied) => {
-                self.chain_decided(surface, principal, agent, staged, by, Settled::Applied)
+                let (made, left): (Vec<StagedCall>, Vec<StagedCall>) = staged
+                    .iter()
+                    .cloned()
+                    .partition(|s| applied.calls.contains(&s.call.id));
+                self.chain_decided(surface, principal, agent, &made, by, Settled::Applied)
+                    .await?;
+                self.chain_decided(surface, principal, agent, &left, by, Settled::Discarded)
                     .await?;
                 Ok(applied)
             }
@@ -81,6 +90,7 @@ impl App {
         id: &str,
         apply: bool,
         decider: &Principal,
+        only: Option<&[String]>,
     ) -> Result<Decided, AppError> {
         let by = if decider.name.is_empty() {
             "local user"
@@ -118,7 +128,7 @@ impl App {
         }
         let applied = if apply {
             match self
-                .apply_staged(surface, &set.principal, &set.agent, &set.calls, by)
+                .apply_staged(surface, &set.principal, &set.agent, &set.calls, by, only)
                 .await
             {
                 Ok(applied) => Some(applied),

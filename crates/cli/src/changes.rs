@@ -48,6 +48,11 @@ pub(crate) struct OneArgs {
     #[arg(long, value_name = "URL")]
     db: Option<String>,
 
+    /// Apply only these changes (their call ids, as `steward changes show` lists them), with the earlier ones
+    /// whose results they use; the others are discarded.
+    #[arg(long, value_name = "CALL", num_args = 1..)]
+    only: Vec<String>,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -129,8 +134,9 @@ async fn show(args: OneArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     );
     for (i, s) in set.calls.iter().enumerate() {
         say!(
-            "  {}. {}  {}",
+            "  {}. [{}] {}  {}",
             i + 1,
+            s.call.id,
             s.call.name,
             crate::session::fields(&s.args)
         );
@@ -167,7 +173,13 @@ async fn decide(args: OneArgs, config: &ConfigFile, apply: bool) -> anyhow::Resu
         decider.name = crate::approvals::whoami();
     }
     let decided = app
-        .decide_change_set(Surface::Cli, &set.id, apply, &decider)
+        .decide_change_set(
+            Surface::Cli,
+            &set.id,
+            apply,
+            &decider,
+            (!args.only.is_empty()).then_some(args.only.as_slice()),
+        )
         .await;
     if let Some(store) = app.store() {
         store.close().await;

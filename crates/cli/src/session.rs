@@ -142,7 +142,7 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option
     let n = staged.len();
     if apply {
         match app
-            .apply_staged(Surface::Cli, principal, turn.agent(), &staged, &by)
+            .apply_staged(Surface::Cli, principal, turn.agent(), &staged, &by, None)
             .await
         {
             Ok(applied) => {

@@ -441,3 +441,67 @@ async fn four_eyes_the_one_who_asked_cannot_apply_their_own_changes() {
         "1"
     );
 }
+
+/// `steward changes apply ID --only CALL` applies that change and the ones it uses; the rest is discarded.
+#[tokio::test]
+async fn applying_only_some_changes_brings_what_they_use() {
+    let db = demo();
+    let tasks = inbox(&db);
+    let data = scratch_dir("changes-only");
+    let server = mock_openai(inbox_model(&tasks)).await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "--db",
+            &db,
+            "-a",
+            "tasks",
+            "Sort my inbox into projects",
+        ],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &data)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let id = stderr
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned();
+    let shown = steward(&["changes", "show", &id], &[("XDG_DATA_HOME", &data)], "");
+    assert!(
+        text(&shown.stdout).contains("[m1] move_task"),
+        "{}",
+        text(&shown.stdout)
+    );
+    // m1 moves the second inbox task into the second new project (-2): that project comes with it.
+    let some = steward(
+        &["changes", "apply", &id, "--only", "m1"],
+        &[("XDG_DATA_HOME", &data)],
+        "",
+    );
+    let said = text(&some.stderr);
+    assert_eq!(some.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("2 changes written (project -2 is #"),
+        "{said}"
+    );
+    let garden = sqlite3(&db, "SELECT id FROM projects WHERE name = 'Garden'");
+    assert_eq!(
+        sqlite3(
+            &db,
+            &format!("SELECT project_id FROM tasks WHERE id = {}", tasks[1])
+        ),
+        garden
+    );
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name = 'Birthday party'"
+        ),
+        "0"
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM tool_calls"), "2");
+}

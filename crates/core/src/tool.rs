@@ -220,15 +220,22 @@ pub trait Applier: Send + Sync {
     /// applied together.
     fn target(&self) -> String;
 
-    /// Writes `staged`, in order, in one transaction; each must give the result it was staged with, else
-    /// nothing is written and the error says why. Calls applied before are not written again.
-    async fn apply(&self, staged: &[crate::run::StagedCall]) -> Result<AppliedChanges, ToolError>;
+    /// Writes `staged`, in order, in one transaction — only the calls `chosen` (by call id) and the earlier
+    /// ones whose results they use, when given; each must give the result it was staged with, else nothing is
+    /// written and the error says why. Calls applied before are not written again.
+    async fn apply(
+        &self,
+        staged: &[crate::run::StagedCall],
+        chosen: Option<&[String]>,
+    ) -> Result<AppliedChanges, ToolError>;
 }
 
 /// What applying a change set did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AppliedChanges {
-    /// The result of each call, in order.
+    /// The calls applied (their ids), in order.
+    pub calls: Vec<String>,
+    /// The result of each call applied, in order.
     pub outputs: Vec<ToolOutput>,
     /// How many of them had been applied before (not written again).
     pub already: usize,

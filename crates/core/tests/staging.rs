@@ -40,6 +40,7 @@ impl steward_core::Applier for Nowhere {
     async fn apply(
         &self,
         _: &[steward_core::StagedCall],
+        _: Option<&[String]>,
     ) -> Result<steward_core::AppliedChanges, steward_core::ToolError> {
         Err(steward_core::ToolError::new("not here"))
     }

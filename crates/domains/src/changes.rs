@@ -133,6 +133,12 @@ impl Ids {
         -i64::try_from(list.len()).unwrap_or(i64::MAX)
     }
 
+    /// A row of `kind` the change set would have created here, but which is not applied: its placeholder stays
+    /// taken (the later ones keep their numbers) and names nothing.
+    fn hole(&mut self, kind: &'static str) {
+        self.created.entry(kind).or_default().push(0);
+    }
+
     /// The row of `kind` that `id` names: a placeholder names a row created earlier in the change set.
     pub(crate) fn resolve(&self, kind: &'static str, id: i64) -> Result<i64, ToolError> {
         if id >= 0 {
@@ -162,6 +168,9 @@ impl Ids {
         let mut out = Vec::new();
         for (kind, list) in self.created {
             for (at, id) in list.into_iter().enumerate() {
+                if id == 0 {
+                    continue;
+                }
                 out.push(Created {
                     kind: kind.to_owned(),
                     placeholder: -i64::try_from(at + 1).unwrap_or(i64::MAX),
@@ -179,6 +188,94 @@ fn slot(id: i64) -> usize {
         .and_then(|n| n.checked_sub(1))
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(usize::MAX)
+}
+
+/// The kind of row a write creates, if it creates one.
+fn creates(tool: &str) -> Option<&'static str> {
+    match tool {
+        "create_project" => Some("project"),
+        "add_task" => Some("task"),
+        "add_expense" => Some("expense"),
+        _ => None,
+    }
+}
+
+/// The argument fields that name a row, and the kind of row they name.
+const REFERENCES: &[(&str, &str)] = &[("project_id", "project"), ("task_id", "task")];
+
+/// Which calls of `staged` to apply when a person chose the calls `chosen` (by call id): those, and every
+/// earlier call whose created row a chosen call names by its placeholder (and so on). An unknown id is an
+/// error.
+pub fn with_dependencies(staged: &[Staged], chosen: &[String]) -> Result<Vec<bool>, ToolError> {
+    let mut selected: Vec<bool> = staged
+        .iter()
+        .map(|s| chosen.contains(&s.change.call_id))
+        .collect();
+    for id in chosen {
+        if !staged.iter().any(|s| &s.change.call_id == id) {
+            return Err(ToolError::new(format!(
+                "there is no change `{id}` in this change set; its changes are: {}",
+                staged
+                    .iter()
+                    .map(|s| s.change.call_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    // Where each placeholder was created: (kind, placeholder) → index.
+    let mut made: BTreeMap<(&str, i64), usize> = BTreeMap::new();
+    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    for (i, s) in staged.iter().enumerate() {
+        if let Some(kind) = creates(&s.change.tool) {
+            let n = counts.entry(kind).or_default();
+            *n += 1;
+            made.insert((kind, -*n), i);
+        }
+    }
+    // Later calls first, so that what a dependency itself names is brought too.
+    for i in (0..staged.len()).rev() {
+        if !selected[i] {
+            continue;
+        }
+        for (field, kind) in REFERENCES {
+            if let Some(id) = staged[i]
+                .change
+                .arguments
+                .get(*field)
+                .and_then(Value::as_i64)
+                && let Some(&at) = made.get(&(*kind, id))
+                && at < i
+            {
+                selected[at] = true;
+            }
+        }
+    }
+    // A dependency found late may name an even earlier one: settle.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..staged.len() {
+            if !selected[i] {
+                continue;
+            }
+            for (field, kind) in REFERENCES {
+                if let Some(id) = staged[i]
+                    .change
+                    .arguments
+                    .get(*field)
+                    .and_then(Value::as_i64)
+                    && let Some(&at) = made.get(&(*kind, id))
+                    && at < i
+                    && !selected[at]
+                {
+                    selected[at] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    Ok(selected)
 }
 
 fn kind_name(kind: &str) -> Option<&'static str> {
@@ -298,11 +395,29 @@ impl Store {
     /// nothing is written. `known` are rows created by writes of the change set applied before (their
     /// placeholders still stand for them). A write applied before (the same call) is not written again.
     pub async fn apply(&self, staged: &[Staged], known: &[Created]) -> Result<Applied, ToolError> {
+        self.apply_selected(staged, &vec![true; staged.len()], known)
+            .await
+    }
+
+    /// Applies the calls of `staged` that `selected` marks (see [`with_dependencies`]), as [`Store::apply`]
+    /// does; the others are left out (their placeholders keep their numbers and name nothing).
+    pub async fn apply_selected(
+        &self,
+        staged: &[Staged],
+        selected: &[bool],
+        known: &[Created],
+    ) -> Result<Applied, ToolError> {
         let mut tx = self.db.begin_write().await.map_err(unavailable)?;
         let mut ids = Ids::placeholders(known);
         let mut outputs = Vec::with_capacity(staged.len());
         let mut already = Vec::new();
-        for s in staged {
+        for (s, &chosen) in staged.iter().zip(selected) {
+            if !chosen {
+                if let Some(kind) = creates(&s.change.tool) {
+                    ids.hole(kind);
+                }
+                continue;
+            }
             let ctx =
                 ToolContext::new(s.change.run_id.as_str(), s.change.call_id.as_str(), "apply");
             let key = CallKey::new(&ctx, &s.change.tool, &s.change.arguments)?;
@@ -380,6 +495,7 @@ impl steward_core::Applier for Store {
     async fn apply(
         &self,
         staged: &[StagedCall],
+        chosen: Option<&[String]>,
     ) -> Result<steward_core::AppliedChanges, ToolError> {
         let staged: Vec<Staged> = staged
             .iter()
@@ -388,8 +504,18 @@ impl steward_core::Applier for Store {
                 output: s.output.clone(),
             })
             .collect();
-        let applied = Store::apply(self, &staged, &[]).await?;
+        let selected = match chosen {
+            Some(chosen) => with_dependencies(&staged, chosen)?,
+            None => vec![true; staged.len()],
+        };
+        let applied = self.apply_selected(&staged, &selected, &[]).await?;
         Ok(steward_core::AppliedChanges {
+            calls: staged
+                .iter()
+                .zip(&selected)
+                .filter(|(_, chosen)| **chosen)
+                .map(|(s, _)| s.change.call_id.clone())
+                .collect(),
             outputs: applied.outputs,
             already: applied.already.len(),
             created: applied

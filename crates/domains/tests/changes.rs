@@ -251,3 +251,74 @@ async fn a_call_id_used_again_for_other_rows_is_not_taken_for_a_retry_on_every_e
         );
     }
 }
+
+#[tokio::test]
+async fn applying_some_changes_brings_the_ones_they_use_and_keeps_placeholders_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let tasks: Vec<i64> = rows(
+            &db,
+            "SELECT id FROM tasks WHERE status = 'OPEN' ORDER BY id",
+        )
+        .await
+        .iter()
+        .take(3)
+        .map(|r| r[0].as_i64().unwrap())
+        .collect();
+        let plan = [
+            change("s1", "create_project", json!({"name": "Some birthday"})),
+            change("s2", "create_project", json!({"name": "Some garden"})),
+            change(
+                "s3",
+                "move_task",
+                json!({"task_id": tasks[0], "project_id": -1}),
+            ),
+            change(
+                "s4",
+                "move_task",
+                json!({"task_id": tasks[1], "project_id": -2}),
+            ),
+            change(
+                "s5",
+                "move_task",
+                json!({"task_id": tasks[2], "project_id": -1}),
+            ),
+        ];
+        let staged = stage_all(&store, &plan).await;
+        let selected =
+            steward_domains::changes::with_dependencies(&staged, &["s4".to_owned()]).unwrap();
+        // The move into the second new project brings that project, and nothing else.
+        assert_eq!(selected, [false, true, false, true, false], "{engine}");
+        let applied = store.apply_selected(&staged, &selected, &[]).await.unwrap();
+        assert_eq!(applied.outputs.len(), 2, "{engine}");
+        assert_eq!(applied.created.len(), 1, "{engine}");
+        assert_eq!(
+            applied.created[0].placeholder, -2,
+            "{engine}: numbering kept"
+        );
+        let garden = applied.created[0].id;
+        assert_eq!(
+            count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM tasks WHERE project_id = {garden} AND id = {}",
+                    tasks[1]
+                )
+            )
+            .await,
+            1,
+            "{engine}"
+        );
+        assert_eq!(
+            count(
+                &db,
+                "SELECT COUNT(*) FROM projects WHERE name = 'Some birthday'"
+            )
+            .await,
+            0,
+            "{engine}"
+        );
+        let unknown = steward_domains::changes::with_dependencies(&staged, &["nope".to_owned()]);
+        assert!(unknown.is_err(), "{engine}");
+    }
+}

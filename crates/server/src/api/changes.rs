@@ -88,6 +88,10 @@ pub(crate) struct ChangesQuery {
 pub(crate) struct ChangeDecision {
     /// `apply` or `discard`.
     decision: String,
+    /// With `apply`: only these changes (call ids), with the earlier ones whose results they use; the others
+    /// are discarded.
+    #[serde(default)]
+    calls: Option<Vec<String>>,
 }
 
 /// What deciding a change set did.
@@ -151,7 +155,13 @@ pub(crate) async fn decide_changes(
     let set = visible(&shared, &caller, &id).await?;
     let decided = shared
         .app
-        .decide_change_set(Surface::Api, &set.id, apply, &caller.principal)
+        .decide_change_set(
+            Surface::Api,
+            &set.id,
+            apply,
+            &caller.principal,
+            body.calls.as_deref(),
+        )
         .await?;
     let (written, created) = match &decided.applied {
         Some(a) => (a.outputs.len() - a.already, a.created.clone()),
