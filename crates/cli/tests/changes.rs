@@ -27,6 +27,16 @@ fn inbox_model(inbox: &[i64]) -> Vec<wiremock::ResponseTemplate> {
     replies
 }
 
+/// The id of the change set `ask` says it saved.
+fn saved_id(stderr: &str) -> String {
+    stderr
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned()
+}
+
 fn demo() -> String {
     let dir = scratch_dir("changes");
     let db = format!("{dir}/demo.sqlite");
@@ -213,12 +223,7 @@ async fn without_a_terminal_the_change_set_is_saved_and_decided_with_steward_cha
         stderr.contains("10 changes wait for your approval"),
         "{stderr}"
     );
-    let id = stderr
-        .split("as change set ")
-        .nth(1)
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or_else(|| panic!("{stderr}"))
-        .to_owned();
+    let id = saved_id(&stderr);
     assert_eq!(
         sqlite3(&db, "SELECT count(*) FROM projects"),
         projects,
@@ -284,12 +289,7 @@ async fn without_a_terminal_the_change_set_is_saved_and_decided_with_steward_cha
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}{}", text(&out.stdout));
-    let second = stderr
-        .split("as change set ")
-        .nth(1)
-        .and_then(|rest| rest.split(':').next())
-        .unwrap()
-        .to_owned();
+    let second = saved_id(&stderr);
     sqlite3(
         &db,
         &format!("UPDATE tasks SET title = 'Renamed meanwhile' WHERE id = {task}"),
@@ -395,12 +395,7 @@ async fn four_eyes_the_one_who_asked_cannot_apply_their_own_changes() {
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    let id = stderr
-        .split("as change set ")
-        .nth(1)
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or_else(|| panic!("{stderr}"))
-        .to_owned();
+    let id = saved_id(&stderr);
     let decide = |who: &str| {
         steward(
             &["changes", "apply", "-c", &config, "--principal", who, &id],
@@ -464,12 +459,7 @@ async fn applying_only_some_changes_brings_what_they_use() {
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    let id = stderr
-        .split("as change set ")
-        .nth(1)
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or_else(|| panic!("{stderr}"))
-        .to_owned();
+    let id = saved_id(&stderr);
     let shown = steward(&["changes", "show", &id], &[("XDG_DATA_HOME", &data)], "");
     assert!(
         text(&shown.stdout).contains("[m1] move_task"),

@@ -233,25 +233,7 @@ pub fn with_dependencies(staged: &[Staged], chosen: &[String]) -> Result<Vec<boo
             made.insert((kind, -*n), i);
         }
     }
-    // Later calls first, so that what a dependency itself names is brought too.
-    for i in (0..staged.len()).rev() {
-        if !selected[i] {
-            continue;
-        }
-        for (field, kind) in REFERENCES {
-            if let Some(id) = staged[i]
-                .change
-                .arguments
-                .get(*field)
-                .and_then(Value::as_i64)
-                && let Some(&at) = made.get(&(*kind, id))
-                && at < i
-            {
-                selected[at] = true;
-            }
-        }
-    }
-    // A dependency found late may name an even earlier one: settle.
+    // Until nothing more is brought: a dependency may itself name an earlier one.
     let mut changed = true;
     while changed {
         changed = false;
