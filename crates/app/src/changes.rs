@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use steward_core::{AppliedChanges, Applier, Principal, StagedCall};
+use serde::Serialize;
+use steward_core::{AppliedChanges, Applier, Principal, RowChange, StagedCall};
 
 use crate::audited::Surface;
 use crate::store::{AuditRecord, ChangeSet};
@@ -24,6 +25,49 @@ pub struct Decided {
     pub set: ChangeSet,
     /// What applying it did (`None`: discarded).
     pub applied: Option<AppliedChanges>,
+}
+
+/// The rows a change set writes in one table, in the order of its calls.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableDiff {
+    /// The table.
+    pub table: String,
+    /// Each row written, with the call that writes it.
+    pub rows: Vec<RowDiff>,
+}
+
+/// One row of a [`TableDiff`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RowDiff {
+    /// The call that writes it.
+    pub call_id: String,
+    /// Its place in the change set (1 for the first call).
+    pub step: usize,
+    /// What it does to the row.
+    #[serde(flatten)]
+    pub change: RowChange,
+}
+
+/// The diff of a change set grouped by table, tables in the order they are first written.
+pub fn diff_by_table(staged: &[StagedCall]) -> Vec<TableDiff> {
+    let mut tables: Vec<TableDiff> = Vec::new();
+    for (i, s) in staged.iter().enumerate() {
+        for change in &s.output.changes {
+            let row = RowDiff {
+                call_id: s.call.id.clone(),
+                step: i + 1,
+                change: change.clone(),
+            };
+            match tables.iter_mut().find(|t| t.table == change.table) {
+                Some(t) => t.rows.push(row),
+                None => tables.push(TableDiff {
+                    table: change.table.clone(),
+                    rows: vec![row],
+                }),
+            }
+        }
+    }
+    tables
 }
 
 impl App {

@@ -124,7 +124,6 @@ async fn show(args: OneArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         say!("{}", serde_json::to_string_pretty(&set)?);
         return Ok(crate::exit::OK);
     }
-    let style = Style::stderr();
     say!(
         "change set {} · {} · asked by {} · {}",
         set.id,
@@ -132,20 +131,8 @@ async fn show(args: OneArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         who(&set.principal.name),
         set.status
     );
-    for (i, s) in set.calls.iter().enumerate() {
-        say!(
-            "  {}. [{}] {}  {}",
-            i + 1,
-            s.call.id,
-            s.call.name,
-            crate::session::fields(&s.args)
-        );
-        say!("     {}", s.output.content);
-    }
-    let mut reasons: Vec<&str> = set.calls.iter().map(|s| s.reason.as_str()).collect();
-    reasons.dedup();
-    for reason in reasons {
-        say!("{}", style.dim(&format!("why: {reason}")));
+    for line in crate::session::change_lines(&set.calls, true) {
+        say!("{line}");
     }
     if let Some(by) = &set.decided_by {
         say!(

@@ -210,20 +210,89 @@ fn show_changes(staged: &[steward_core::StagedCall]) {
             if staged.len() == 1 { "s" } else { "" }
         ))
     );
+    for line in change_lines(staged, false) {
+        note!("{line}");
+    }
+}
+
+/// A change set as people read it: each call (`[call id]` with `ids`) with its arguments as fields and its
+/// staged result, the rows it writes by table, and why it needs approval.
+pub(crate) fn change_lines(staged: &[steward_core::StagedCall], ids: bool) -> Vec<String> {
+    let style = Style::stderr();
+    let mut out = Vec::new();
     for (i, s) in staged.iter().enumerate() {
-        note!(
-            "  {}. {}  {}",
+        let id = if ids {
+            format!("[{}] ", s.call.id)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "  {}. {id}{}  {}",
             i + 1,
             style.bold(&s.call.name),
             fields(&s.args)
-        );
-        note!("     {}", s.output.content);
+        ));
+        out.push(format!("     {}", s.output.content));
     }
+    out.extend(diff_lines(staged));
     let mut reasons: Vec<&str> = staged.iter().map(|s| s.reason.as_str()).collect();
     reasons.dedup();
     for reason in reasons {
-        note!("{}", style.dim(&format!("why: {reason}")));
+        out.push(style.dim(&format!("why: {reason}")));
     }
+    out
+}
+
+/// The rows a change set writes, by table: `+` a row inserted, `~` changed (before → after), `-` deleted, each
+/// with the number of the change that writes it.
+fn diff_lines(staged: &[steward_core::StagedCall]) -> Vec<String> {
+    let style = Style::stderr();
+    let mut out = Vec::new();
+    for table in steward_app::changes::diff_by_table(staged) {
+        out.push(format!("  {}", style.bold(&format!("{}:", table.table))));
+        for row in &table.rows {
+            let (mark, fields) = match row.change.op {
+                steward_core::RowOp::Insert => (
+                    "+",
+                    row.change
+                        .fields
+                        .iter()
+                        .map(|f| format!("{}: {}", f.column, f.after.as_deref().unwrap_or("")))
+                        .collect::<Vec<_>>(),
+                ),
+                steward_core::RowOp::Update => (
+                    "~",
+                    row.change
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "{}: {} → {}",
+                                f.column,
+                                f.before.as_deref().unwrap_or(""),
+                                f.after.as_deref().unwrap_or("")
+                            )
+                        })
+                        .collect(),
+                ),
+                _ => (
+                    "-",
+                    row.change
+                        .fields
+                        .iter()
+                        .map(|f| format!("{}: {}", f.column, f.before.as_deref().unwrap_or("")))
+                        .collect(),
+                ),
+            };
+            out.push(format!(
+                "    {mark} {}  {}  {}",
+                row.change.row,
+                fields.join(", "),
+                style.dim(&format!("({})", row.step))
+            ));
+        }
+    }
+    out
 }
 
 /// A call's arguments as labelled fields: `name: Garden, project_id: -1`.

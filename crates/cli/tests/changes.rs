@@ -120,6 +120,11 @@ async fn the_inbox_needs_one_decision_and_is_applied_in_one_transaction() {
         "{shown}"
     );
     assert!(shown.contains("to project #-2 Garden."), "{shown}");
+    // The rows, by table: the two projects inserted, each task's project before → after.
+    assert!(shown.contains("projects:"), "{shown}");
+    assert!(shown.contains("+ #-1  name: Birthday party"), "{shown}");
+    assert!(shown.contains("tasks:"), "{shown}");
+    assert_eq!(shown.matches("project: inbox → #-").count(), 8, "{shown}");
     assert!(
         shown.contains("Apply all 10 changes together? [y]es / [n]o"),
         "{shown}"
@@ -241,6 +246,12 @@ async fn without_a_terminal_the_change_set_is_saved_and_decided_with_steward_cha
     let shown = run(&["changes", "show", &id[..8]], &env);
     assert!(
         text(&shown.stdout).contains("Created project #-1 Birthday party."),
+        "{}",
+        text(&shown.stdout)
+    );
+    assert_eq!(
+        text(&shown.stdout).matches("project: inbox → #-").count(),
+        8,
         "{}",
         text(&shown.stdout)
     );

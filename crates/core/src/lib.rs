@@ -99,7 +99,9 @@ pub use schema::{SchemaStyle, schema_for};
 pub use scripted::ScriptedModel;
 pub use spec::{ToolAnnotations, ToolSpec};
 pub use suspension::{DecidedCall, Suspension, ToolProgress};
-pub use tool::{AppliedChanges, Applier, Tool, ToolData, ToolError, ToolOutput};
+pub use tool::{
+    AppliedChanges, Applier, FieldChange, RowChange, RowOp, Tool, ToolData, ToolError, ToolOutput,
+};
 pub use toolbox::Toolbox;
 pub use typed::{TypedTool, parse_args};
 pub use validate::{ArgumentValidator, Rejection, RejectionKind, Violation, ViolationKind};

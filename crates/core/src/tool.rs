@@ -53,6 +53,86 @@ pub struct ToolOutput {
     /// continues it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub staged: Vec<crate::run::StagedCall>,
+    /// The rows a write inserted, changed or deleted (shown to the person who reviews it; the model reads
+    /// `content`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<RowChange>,
+}
+
+/// What a write did to one row, for the person who reviews it: the columns it set, with their values before
+/// and after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowChange {
+    /// The table.
+    pub table: String,
+    /// `insert`, `update` or `delete`.
+    pub op: RowOp,
+    /// The row, as people name it: `#7 "Buy a cake"`, `#-1 Birthday` (a row the change set creates).
+    pub row: String,
+    /// The columns, in order.
+    pub fields: Vec<FieldChange>,
+}
+
+/// The kind of a [`RowChange`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOp {
+    /// A new row.
+    Insert,
+    /// A row changed.
+    Update,
+    /// A row removed.
+    Delete,
+}
+
+/// One column of a [`RowChange`]: its value before (`None` for an insert) and after (`None` for a delete), as
+/// shown to people (money with two decimals, dates as `YYYY-MM-DD`, a project as `#3 Birthday`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldChange {
+    /// The column.
+    pub column: String,
+    /// Before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// After.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl RowChange {
+    /// A row inserted with `fields` (column, value).
+    pub fn insert(table: &str, row: impl Into<String>, fields: &[(&str, String)]) -> Self {
+        Self {
+            table: table.to_owned(),
+            op: RowOp::Insert,
+            row: row.into(),
+            fields: fields
+                .iter()
+                .map(|(column, value)| FieldChange {
+                    column: (*column).to_owned(),
+                    before: None,
+                    after: Some(value.clone()),
+                })
+                .collect(),
+        }
+    }
+
+    /// A row updated: `fields` are (column, before, after).
+    pub fn update(table: &str, row: impl Into<String>, fields: &[(&str, String, String)]) -> Self {
+        Self {
+            table: table.to_owned(),
+            op: RowOp::Update,
+            row: row.into(),
+            fields: fields
+                .iter()
+                .map(|(column, before, after)| FieldChange {
+                    column: (*column).to_owned(),
+                    before: Some(before.clone()),
+                    after: Some(after.clone()),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl ToolOutput {
@@ -82,6 +162,12 @@ impl ToolOutput {
     /// The same output with structured data attached.
     pub fn with_data(mut self, data: ToolData) -> Self {
         self.data = Some(data);
+        self
+    }
+
+    /// The same output, saying which rows the write changed.
+    pub fn with_changes(mut self, changes: Vec<RowChange>) -> Self {
+        self.changes = changes;
         self
     }
 }

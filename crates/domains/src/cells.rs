@@ -129,6 +129,14 @@ impl<'a> Cells<'a> {
         read.ok_or_else(|| self.unreadable(index, value, "an integer"))
     }
 
+    /// An integer that may be NULL.
+    pub(crate) fn opt_int(&self, index: usize) -> Result<Option<i64>, CellError> {
+        match self.get(index)? {
+            Value::Null => Ok(None),
+            _ => self.int(index).map(Some),
+        }
+    }
+
     /// An exact decimal rounded to `scale` places.
     pub(crate) fn decimal(&self, index: usize, scale: i64) -> Result<BigDecimal, CellError> {
         let value = self.get(index)?;

@@ -5,7 +5,7 @@ use bigdecimal::{BigDecimal, Zero};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
+use steward_core::{RowChange, Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::Param;
 
 use crate::cells::{self, Kind, amount_sum, objects};
@@ -245,7 +245,22 @@ pub(crate) async fn add_expense_in(
     let data = json!({"id": shown, "description": description, "category": category_name, "net_amount": amount_text(&a.net),
                       "tax_rate": rate_text(&a.rate), "tax_amount": amount_text(&a.tax),
                       "gross_amount": amount_text(&a.gross), "date": spent_on.to_string()});
-    let output = ToolOutput::text(content).with_data(ToolData::Json { value: data });
+    let row = RowChange::insert(
+        "expenses",
+        format!("#{shown}"),
+        &[
+            ("description", description.to_owned()),
+            ("category", category_name.clone()),
+            ("net_amount", amount_text(&a.net)),
+            ("tax_rate", format!("{} %", a.percent())),
+            ("tax_amount", amount_text(&a.tax)),
+            ("gross_amount", amount_text(&a.gross)),
+            ("spent_on", spent_on.to_string()),
+        ],
+    );
+    let output = ToolOutput::text(content)
+        .with_data(ToolData::Json { value: data })
+        .with_changes(vec![row]);
     Ok(Written {
         output,
         action: Some(format!("add expense #{id}")),

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use steward_core::{Tool, ToolData, ToolError, ToolOutput, TypedTool};
+use steward_core::{RowChange, Tool, ToolData, ToolError, ToolOutput, TypedTool};
 use steward_sql::{Param, QueryResult};
 
 use crate::cells::{self, CellError, Kind, first, objects};
@@ -195,10 +195,19 @@ pub(crate) async fn create_project_in(
         .await
         .map_err(unavailable)?;
     let shown = cx.ids.created("project", id);
-    let output =
-        ToolOutput::text(format!("Created project #{shown} {name}.")).with_data(ToolData::Json {
+    let mut fields = vec![("name", name.clone())];
+    if let Some(d) = &args.description {
+        fields.push(("description", d.clone()));
+    }
+    let output = ToolOutput::text(format!("Created project #{shown} {name}."))
+        .with_data(ToolData::Json {
             value: json!({"id": shown, "name": name}),
-        });
+        })
+        .with_changes(vec![RowChange::insert(
+            "projects",
+            format!("#{shown}"),
+            &fields,
+        )]);
     Ok(Written {
         output,
         action: Some(format!("create project #{id} {name}")),
@@ -240,11 +249,19 @@ pub(crate) async fn move_task_in(
     let task = cx
         .tx
         .fetch(
-            "SELECT title FROM tasks WHERE id = ?",
+            "SELECT t.title, t.project_id, p.name FROM tasks t LEFT JOIN projects p ON p.id = t.project_id \
+             WHERE t.id = ?",
             &[Param::Int(task_id)],
         )
         .await
         .map_err(unavailable)?;
+    let was = match first(&task) {
+        Some(r) => match r.opt_int(1)? {
+            Some(p) => format!("#{} {}", cx.ids.show("project", p), r.text(2)?),
+            None => "inbox".to_owned(),
+        },
+        None => String::new(),
+    };
     let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
         return Err(ToolError::new(format!(
             "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
@@ -278,7 +295,12 @@ pub(crate) async fn move_task_in(
     ))
     .with_data(ToolData::Json {
         value: json!({"task_id": args.task_id, "project_id": args.project_id}),
-    });
+    })
+    .with_changes(vec![RowChange::update(
+        "tasks",
+        format!("#{} \"{title}\"", args.task_id),
+        &[("project", was, format!("#{} {project}", args.project_id))],
+    )]);
     Ok(Written {
         output,
         action: Some(format!("move task #{task_id} to project #{project_id}")),
@@ -362,7 +384,22 @@ pub(crate) async fn add_task_in(
     ))
     .with_data(ToolData::Json {
         value: json!({"id": shown, "title": args.title.trim(), "project_id": args.project_id}),
-    });
+    })
+    .with_changes(vec![RowChange::insert("tasks", format!("#{shown}"), &{
+        let mut fields = vec![
+            ("title", args.title.trim().to_owned()),
+            (
+                "project",
+                args.project_id
+                    .map_or("inbox".to_owned(), |p| format!("#{p}")),
+            ),
+            ("status", "OPEN".to_owned()),
+        ];
+        if let Some(d) = &args.due_date {
+            fields.push(("due_date", d.clone()));
+        }
+        fields
+    })]);
     Ok(Written {
         output,
         action: Some(format!("add task #{id}")),
@@ -433,7 +470,12 @@ pub(crate) async fn complete_task_in(
     let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
         .with_data(ToolData::Json {
             value: json!({"task_id": args.task_id}),
-        });
+        })
+        .with_changes(vec![RowChange::update(
+            "tasks",
+            format!("#{} \"{title}\"", args.task_id),
+            &[("status", "OPEN".to_owned(), "DONE".to_owned())],
+        )]);
     Ok(Written {
         output,
         action: Some(format!("complete task #{task_id}")),
