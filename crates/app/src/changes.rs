@@ -199,6 +199,20 @@ impl App {
         })
     }
 
+    /// Whether `principal` may see and decide the change set `set`: it is theirs, or their role is one of the
+    /// roles that apply its asker's changes (`approve_by`). (Administrators see every set; the surface knows
+    /// who they are.)
+    pub fn may_review(&self, set: &ChangeSet, principal: &Principal) -> bool {
+        if set.principal.name == principal.name {
+            return true;
+        }
+        let approvers = self
+            .role(&set.principal)
+            .and_then(|(_, role)| role.approve_by.as_ref());
+        let theirs = self.role(principal).map(|(name, _)| name);
+        matches!((approvers, theirs), (Some(roles), Some(name)) if roles.iter().any(|r| r == name))
+    }
+
     /// Four eyes: whether `decider` may apply `set`, by the role of the principal who asked (its `approve_by`
     /// roles, and `self_approval: false`). Discarding writes nothing and is always allowed.
     fn may_apply(&self, set: &ChangeSet, decider: &Principal) -> Result<(), AppError> {

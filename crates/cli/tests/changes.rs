@@ -5,27 +5,6 @@
 mod common;
 
 use common::*;
-use serde_json::json;
-
-/// The inbox scenario of the source material, scripted: read the inbox, create two projects, move eight
-/// tasks (the moves name the new projects by their placeholders, -1 and -2), answer.
-fn inbox_model(inbox: &[i64]) -> Vec<wiremock::ResponseTemplate> {
-    let mut replies = vec![
-        tool_reply("t1", "get_inbox_tasks", "{}"),
-        tool_reply("p1", "create_project", r#"{"name": "Birthday party"}"#),
-        tool_reply("p2", "create_project", r#"{"name": "Garden"}"#),
-    ];
-    for (i, task) in inbox.iter().enumerate() {
-        let project = if i % 2 == 0 { -1 } else { -2 };
-        replies.push(tool_reply(
-            &format!("m{i}"),
-            "move_task",
-            &json!({"task_id": task, "project_id": project}).to_string(),
-        ));
-    }
-    replies.push(text_reply("Your inbox is sorted into two projects."));
-    replies
-}
 
 /// The id of the change set `ask` says it saved.
 fn saved_id(stderr: &str) -> String {
@@ -43,16 +22,6 @@ fn demo() -> String {
     let out = steward(&["demo", "--db", &db], &[], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     db
-}
-
-fn inbox(db: &str) -> Vec<i64> {
-    sqlite3(
-        db,
-        "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id LIMIT 8",
-    )
-    .lines()
-    .map(|l| l.parse().unwrap())
-    .collect()
 }
 
 /// Runs `ask` at a terminal, answers `answer` to the change set once it is shown, and returns what the

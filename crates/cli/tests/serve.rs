@@ -25,7 +25,22 @@ async fn call(
     body: Option<Value>,
     stream: bool,
 ) -> (u16, String) {
+    call_as(None, base, method, path, body, stream).await
+}
+
+/// [`call`] with a bearer token.
+async fn call_as(
+    token: Option<&str>,
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    stream: bool,
+) -> (u16, String) {
     let mut request = http().request(method.parse().unwrap(), format!("{base}{path}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
     if let Some(body) = body {
         request = request
             .header("content-type", "application/json")
@@ -118,6 +133,11 @@ agents:
     description: Keeps the books.
     instructions: You keep the books.
     tools: [run_sql, add_expense]
+# A write the role names in `approve` waits for its own approval (one call at a time, which may be edited);
+# the writes held only for review are staged as a change set instead.
+roles:
+  bookkeeper: {{approve: [add_expense]}}
+defaults: {{role: bookkeeper}}
 server:
   limits: {{lease_seconds: 2}}
 "#
@@ -192,8 +212,7 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
         "Spending by month is in the table."
     );
 
-    // 2. A write: the first turn read the database, and its answer is in this turn's history, so the write
-    //    waits for approval; nothing is written yet.
+    // 2. A write the role approves call by call waits for approval; nothing is written yet.
     let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
     let second = say(&server.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
     let last = second.last().unwrap();
@@ -201,7 +220,10 @@ async fn a_message_streams_its_steps_and_a_write_waits_for_approval_across_a_res
     let approval = last["approvals"][0].clone();
     assert_eq!(approval["tool"], "add_expense");
     assert!(
-        approval["reason"].as_str().unwrap().contains("run_sql"),
+        approval["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs approval for `add_expense`"),
         "{approval}"
     );
     assert_eq!(approval["conversation_id"], id.as_str());
@@ -790,4 +812,187 @@ async fn a_saved_change_set_is_listed_and_applied_over_the_api_once() {
         sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
         "1"
     );
+}
+
+/// A conversation's writes held for review are staged: sorting the inbox ends with one change set (two
+/// projects created, eight tasks moved, each row before → after) and writes nothing; a read-only follow-up
+/// does not wait; four eyes: the clerk who asked gets 403 applying it, the lead sees it and applies it, once.
+#[tokio::test]
+async fn a_conversation_stages_its_writes_as_one_change_set_that_another_role_applies() {
+    const ADA: &str = "ada-token-changes-1";
+    const GRACE: &str = "grace-token-changes-2";
+    let dir = scratch_dir("serve-staged");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let tasks = inbox(&db);
+    assert_eq!(tasks.len(), 8);
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  clerk: {{approve_by: [lead], self_approval: false}}
+  lead: {{}}
+principals:
+  ada: {{role: clerk}}
+  grace: {{role: lead}}
+server:
+  tokens:
+    - {{name: ada, sha256: {a}, principal: ada}}
+    - {{name: grace, sha256: {g}, principal: grace}}
+"#,
+            a = token_sha256(ADA),
+            g = token_sha256(GRACE)
+        ),
+    )
+    .unwrap();
+    let mut replies = inbox_model(&tasks);
+    replies.push(tool_reply("q1", "get_projects", "{}"));
+    replies.push(text_reply("You have the projects listed above."));
+    let model = mock_openai(replies).await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("serve-staged-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let base = server.base.clone();
+    let projects = sqlite3(&db, "SELECT count(*) FROM projects");
+    let in_inbox = || sqlite3(&db, "SELECT count(*) FROM tasks WHERE project_id IS NULL");
+    let inbox_before = in_inbox();
+
+    let (status, body) = call_as(
+        Some(ADA),
+        &base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "tasks"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let post = |content: &str| {
+        let base = base.clone();
+        let path = format!("/api/conversations/{id}/messages");
+        let body = json!({"content": content});
+        async move {
+            let (status, text) = call_as(Some(ADA), &base, "POST", &path, Some(body), true).await;
+            assert_eq!(status, 200, "{text}");
+            events(&text)
+        }
+    };
+
+    // One turn, one change set; nothing written.
+    let sorted = post("Sort my inbox into projects").await;
+    let kinds: Vec<&str> = sorted.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.last(), Some(&"answer"), "{kinds:?}");
+    assert!(!kinds.contains(&"approval"), "{kinds:?}");
+    let set = sorted
+        .iter()
+        .find(|e| e["type"] == "changes")
+        .unwrap_or_else(|| panic!("a changes event: {kinds:?}"))["change_set"]
+        .clone();
+    assert_eq!(set["status"], "waiting", "{set}");
+    assert_eq!(set["asked_by"], "ada");
+    let changes = set["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 10, "{set}");
+    assert_eq!(changes[0]["result"], "Created project #-1 Birthday party.");
+    let tables = set["tables"].as_array().unwrap();
+    assert_eq!(tables[0]["table"], "projects", "{set}");
+    assert_eq!(tables[0]["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(tables[0]["rows"][0]["op"], "insert");
+    assert_eq!(tables[1]["table"], "tasks", "{set}");
+    let moves = tables[1]["rows"].as_array().unwrap();
+    assert_eq!(moves.len(), 8);
+    assert_eq!(moves[0]["op"], "update");
+    assert_eq!(moves[0]["fields"][0]["before"], "inbox", "{set}");
+    assert_eq!(
+        moves[0]["fields"][0]["after"], "#-1 Birthday party",
+        "{set}"
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM projects"), projects);
+    assert_eq!(in_inbox(), inbox_before);
+    let set_id = set["id"].as_str().unwrap().to_owned();
+
+    // A read-only follow-up does not wait.
+    let follow = post("Which projects do I have?").await;
+    let last = follow.last().unwrap();
+    assert_eq!(last["type"], "answer", "{follow:?}");
+    assert!(!follow.iter().any(|e| e["type"] == "changes"), "{follow:?}");
+
+    // The clerk cannot apply their own changes.
+    let path = format!("/api/changes/{set_id}");
+    let apply = json!({"decision": "apply"});
+    let (status, body) = call_as(Some(ADA), &base, "POST", &path, Some(apply.clone()), false).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("does not let ada apply their own changes"),
+        "{body}"
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM projects"), projects);
+
+    // The lead sees it, and applies it once.
+    let (status, body) = call_as(Some(GRACE), &base, "GET", "/api/changes", None, false).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&set_id), "{body}");
+    let (status, body) = call_as(
+        Some(GRACE),
+        &base,
+        "POST",
+        &path,
+        Some(apply.clone()),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let decided: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(decided["written"], 10, "{body}");
+    assert_eq!(decided["change_set"]["decided_by"], "grace");
+    let (status, body) = call_as(Some(GRACE), &base, "POST", &path, Some(apply), false).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name IN ('Birthday party', 'Garden')"
+        ),
+        "2"
+    );
+    for (i, task) in tasks.iter().enumerate() {
+        let project = if i % 2 == 0 {
+            "Birthday party"
+        } else {
+            "Garden"
+        };
+        assert_eq!(
+            sqlite3(
+                &db,
+                &format!(
+                    "SELECT p.name FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id = {task}"
+                )
+            ),
+            project
+        );
+    }
+    // The conversation keeps the change set with the answer; the set says who applied it.
+    let (_, body) = call_as(
+        Some(ADA),
+        &base,
+        "GET",
+        &format!("/api/conversations/{id}"),
+        None,
+        false,
+    )
+    .await;
+    assert!(body.contains(&format!("\"id\":\"{set_id}\"")), "{body}");
+    let (_, body) = call_as(Some(ADA), &base, "GET", &path, None, false).await;
+    let now: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(now["status"], "applied", "{body}");
+    assert_eq!(now["decided_by"], "grace", "{body}");
 }

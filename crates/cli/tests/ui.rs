@@ -76,7 +76,7 @@ async fn the_web_ui_signs_in_streams_steps_shows_a_table_and_a_chart_and_approve
     let db = format!("{dir}/demo.sqlite");
     let out = steward(&["demo", "--db", &db], &[], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let hash = steward_server_hash(TOKEN);
+    let hash = token_sha256(TOKEN);
     let config = format!("{dir}/steward.yaml");
     std::fs::write(
         &config,
@@ -246,23 +246,4 @@ defaults: {{agent: books}}
         Some(0),
         "the drive-by script failed:\n{report}"
     );
-}
-
-/// The SHA-256 of a token, as `server.tokens[].sha256` holds it.
-fn steward_server_hash(token: &str) -> String {
-    let out = Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(token.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    text(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned()
 }

@@ -83,6 +83,7 @@ pub struct Server {
     ),
     components(schemas(
         state::Settings, state::ErrorBody, wire::ServerEvent, wire::ApprovalView, wire::Table,
+        wire::ChangeSetView, wire::ChangeView, wire::TableChanges, wire::RowChangeView, wire::FieldView,
         wire::RunOutcome, chart::Chart, chart::ChartKind,
     )),
     modifiers(&BearerAuth),

@@ -157,7 +157,11 @@ async fn answer(
     if !request.stream {
         let mut usage = json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0});
         let mut text = None;
+        let mut note = None;
         while let Some(event) = events.recv().await {
+            if let ServerEvent::Changes { change_set, .. } = &event {
+                note = Some(change_set.note());
+            }
             if let ServerEvent::Usage {
                 parent_run_id: None,
                 input_tokens,
@@ -173,7 +177,10 @@ async fn answer(
                 text = Some(t);
             }
         }
-        let text = text.unwrap_or_else(|| "the run ended without an answer".to_owned());
+        let mut text = text.unwrap_or_else(|| "the run ended without an answer".to_owned());
+        if let Some(note) = note {
+            text = format!("{text}\n\n{note}");
+        }
         return Ok(Json(json!({
             "id": id, "object": "chat.completion", "created": created, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -212,7 +219,7 @@ fn final_text(event: &ServerEvent) -> Option<String> {
 }
 
 /// The streamed answer: the role, the top run's text as the model writes it, then whatever of the final
-/// text was not streamed (a failure, an approval note), the finish reason and `[DONE]`.
+/// text was not streamed (a failure, an approval note, the change set saved), the finish reason and `[DONE]`.
 fn async_stream(
     events: turns::Events,
     chunk: impl Fn(Value, Option<&str>) -> String + Send + 'static,
@@ -223,6 +230,8 @@ fn async_stream(
         started: bool,
         /// The current step's streamed text of the top run.
         step_text: String,
+        /// What the client is told after the answer: the change set the run saved.
+        note: Option<String>,
         done: u8,
     }
     let state = State {
@@ -230,6 +239,7 @@ fn async_stream(
         chunk,
         started: false,
         step_text: String::new(),
+        note: None,
         done: 0,
     };
     futures_util::stream::unfold(state, |mut s| async move {
@@ -254,6 +264,7 @@ fn async_stream(
             let top = event.parent_run_id().is_none();
             match &event {
                 ServerEvent::Step { .. } if top => s.step_text.clear(),
+                ServerEvent::Changes { change_set, .. } => s.note = Some(change_set.note()),
                 ServerEvent::Delta { text, .. } if top => {
                     s.step_text.push_str(text);
                     let data = (s.chunk)(json!({"content": text}), None);
@@ -270,10 +281,13 @@ fn async_stream(
                 _ => {
                     if let Some(text) = final_text(&event) {
                         let answer = matches!(event, ServerEvent::Answer { .. });
-                        let rest = match text.strip_prefix(s.step_text.as_str()) {
+                        let mut rest = match text.strip_prefix(s.step_text.as_str()) {
                             Some(rest) if answer => rest.to_owned(),
                             _ => text,
                         };
+                        if let Some(note) = s.note.take() {
+                            rest = format!("{rest}\n\n{note}");
+                        }
                         s.step_text.clear();
                         if !rest.is_empty() {
                             let data = (s.chunk)(json!({"content": rest}), None);

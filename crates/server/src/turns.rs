@@ -16,7 +16,7 @@ use steward_app::store::Reply;
 
 use crate::events::Forwarder;
 use crate::state::{ApiError, InFlight, Settings, Shared};
-use crate::wire::{ApprovalView, RunOutcome, ServerEvent};
+use crate::wire::{ApprovalView, ChangeSetView, RunOutcome, ServerEvent};
 
 /// A turn of the run service, with the client's stream and the run slot it holds.
 pub(crate) struct Turn {
@@ -107,6 +107,8 @@ pub(crate) async fn assemble(
     };
     options.observers = vec![forwarder.clone()];
     options.streaming = true;
+    // Writes held for review are staged and saved as one change set at the end of the turn.
+    options.staging = true;
     options.tainted_by = tainted_by;
     options.temperature = settings.temperature;
     options.max_output_tokens = settings.max_tokens;
@@ -256,7 +258,7 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
         }
     };
     let _ = turn.turn.flush().await;
-    finish(shared, &turn, &run, status, &home).await;
+    finish(shared, &turn, &mut run, status, &home).await;
 }
 
 /// The run a turn's lease names.
@@ -266,8 +268,13 @@ fn run_id_of<'a>(_home: &Home, turn: &'a Turn) -> &'a str {
 
 /// Ends a turn: the conversation's message and status first, then the last event to the client (so that a
 /// client acting on it — deciding an approval, posting again — finds the conversation settled).
-async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus, home: &Home) {
+async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &mut Run, status: RunStatus, home: &Home) {
     let mut saved_at = None;
+    // The writes the run staged are saved as one change set (a run that waits keeps them until it ends).
+    let mut changes = None;
+    if let RunStatus::Done(outcome) = &status {
+        changes = save_changes(shared, turn, run, outcome, home).await;
+    }
     let (event, state, text) = match status {
         RunStatus::AwaitingApproval(requests) => match wait(turn, run, &requests, home).await {
             Ok((event, at)) => {
@@ -317,8 +324,12 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
     };
     let tainted_by = run.tainted_by().map(str::to_owned);
     let mut event = event.tainted(tainted_by.clone());
+    if let Some(changes) = &changes {
+        turn.forwarder.send(changes.clone());
+    }
     if let Home::Conversation(id) = home {
         let mut events = turn.forwarder.kept();
+        events.extend(changes.clone());
         events.push(event.clone());
         let events = serde_json::to_value(&events).unwrap_or_else(|_| Value::Array(Vec::new()));
         let ended = shared
@@ -352,6 +363,50 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &Run, status: RunStatus,
         }
     }
     turn.forwarder.send(event);
+}
+
+/// Saves the change set `run` staged, if it staged any: its `changes` event. A run that was cancelled writes
+/// nothing: its staged calls are discarded.
+async fn save_changes(
+    shared: &Arc<Shared>,
+    turn: &Turn,
+    run: &mut Run,
+    outcome: &Outcome,
+    home: &Home,
+) -> Option<ServerEvent> {
+    if run.staged().is_empty() {
+        return None;
+    }
+    if matches!(outcome, Outcome::Cancelled) {
+        let staged = run.take_staged();
+        let _ = shared
+            .app
+            .discard_staged(
+                home.surface(),
+                turn.turn.principal(),
+                turn.turn.agent(),
+                &staged,
+                "nobody (the run was cancelled)",
+            )
+            .await;
+        return None;
+    }
+    let saved = match turn.turn.save_changes(run).await {
+        Ok(Some(id)) => shared.store.change_set(&id).await.map_err(ApiError::from),
+        Ok(None) => return None,
+        Err(e) => Err(ApiError::from(e)),
+    };
+    match saved {
+        Ok(set) => Some(ServerEvent::Changes {
+            run_id: run.id().to_owned(),
+            parent_run_id: None,
+            change_set: ChangeSetView::of(&set),
+        }),
+        Err(e) => {
+            tracing::error!(run_id = %run.id(), "the staged changes could not be saved: {}", e.message());
+            None
+        }
+    }
 }
 
 fn waiting_text(requests: &[ApprovalRequest]) -> String {

@@ -165,6 +165,17 @@ pub enum ServerEvent {
         /// Model calls made.
         steps: u32,
     },
+    /// The writes the run staged, saved as a change set to be applied together or discarded (`POST
+    /// /api/changes/{id}`): sent just before the turn's last event, and kept.
+    Changes {
+        /// The run.
+        run_id: String,
+        /// The run that started this one (a sub-agent's run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_run_id: Option<String>,
+        /// The change set, as it was saved (`GET /api/changes/{id}` says how it was decided since).
+        change_set: ChangeSetView,
+    },
     /// Last event: the run waits for a person to approve calls (`POST /api/approvals/{id}`).
     Approval {
         /// The run.
@@ -262,6 +273,171 @@ pub struct Table {
     pub truncated: bool,
 }
 
+/// A change set: the writes a run staged (each tried in a transaction that was rolled back), applied together
+/// in one transaction or discarded (`GET /api/changes`, a `changes` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChangeSetView {
+    /// Its id (`POST /api/changes/{id}` decides it).
+    pub id: String,
+    /// The run that staged it.
+    pub run_id: String,
+    /// The agent of that run.
+    pub agent: String,
+    /// Who asked.
+    pub asked_by: String,
+    /// `waiting`, `applied` or `discarded`.
+    pub status: String,
+    /// When it was saved.
+    pub saved_at: DateTime<Utc>,
+    /// Who decided, once someone did.
+    #[serde(default)]
+    pub decided_by: Option<String>,
+    /// When.
+    #[serde(default)]
+    pub decided_at: Option<DateTime<Utc>>,
+    /// The rows applying it created (`project -1 is #13`), when it did.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The changes, in order.
+    pub changes: Vec<ChangeView>,
+    /// The rows they write, by table.
+    #[serde(default)]
+    pub tables: Vec<TableChanges>,
+}
+
+/// One staged change of a change set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChangeView {
+    /// The call's id (in the run, or the sub-run, that made it): `calls` of `POST /api/changes/{id}` names it.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments, after defaults.
+    pub arguments: Value,
+    /// What it returned when staged.
+    pub result: String,
+    /// Why it needs approval.
+    pub reason: String,
+}
+
+/// The rows a change set writes in one table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TableChanges {
+    /// The table.
+    pub table: String,
+    /// The rows, in the order of the changes.
+    pub rows: Vec<RowChangeView>,
+}
+
+/// A row a change writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RowChangeView {
+    /// The change that writes it.
+    pub call_id: String,
+    /// That change's place in the set (1 for the first).
+    pub step: usize,
+    /// `insert`, `update` or `delete`.
+    pub op: String,
+    /// The row as people name it (`#7 "Buy a cake"`; `#-1` for a row the set creates).
+    pub row: String,
+    /// Its columns: `before` (absent for an insert) and `after` (absent for a delete), formatted.
+    pub fields: Vec<FieldView>,
+}
+
+/// A column of a [`RowChangeView`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FieldView {
+    /// The column.
+    pub column: String,
+    /// Its value before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Its value after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl ChangeSetView {
+    /// The view of a saved change set.
+    pub(crate) fn of(set: &steward_app::store::ChangeSet) -> Self {
+        let tables = steward_app::changes::diff_by_table(&set.calls)
+            .into_iter()
+            .map(|t| TableChanges {
+                table: t.table,
+                rows: t
+                    .rows
+                    .into_iter()
+                    .map(|r| RowChangeView {
+                        call_id: r.call_id,
+                        step: r.step,
+                        op: match r.change.op {
+                            steward_core::RowOp::Insert => "insert",
+                            steward_core::RowOp::Update => "update",
+                            _ => "delete",
+                        }
+                        .to_owned(),
+                        row: r.change.row,
+                        fields: r
+                            .change
+                            .fields
+                            .into_iter()
+                            .map(|f| FieldView {
+                                column: f.column,
+                                before: f.before,
+                                after: f.after,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self {
+            id: set.id.clone(),
+            run_id: set.run_id.clone(),
+            agent: set.agent.clone(),
+            asked_by: set.principal.name.clone(),
+            status: set.status.clone(),
+            saved_at: set.saved_at,
+            decided_by: set.decided_by.clone(),
+            decided_at: set.decided_at,
+            result: set.result.clone(),
+            changes: set
+                .calls
+                .iter()
+                .map(|s| ChangeView {
+                    call_id: s.call.id.clone(),
+                    tool: s.call.name.clone(),
+                    arguments: s.args.clone(),
+                    result: s.output.content.clone(),
+                    reason: s.reason.clone(),
+                })
+                .collect(),
+            tables,
+        }
+    }
+
+    /// What a client that shows only text (the OpenAI-compatible facade) tells the person: how many changes
+    /// wait, and how to apply or discard them.
+    pub(crate) fn note(&self) -> String {
+        let n = self.changes.len();
+        let lines: Vec<String> = self
+            .changes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{}. {}", i + 1, c.result))
+            .collect();
+        format!(
+            "{n} change{s} wait{v} for approval as change set {id} (nothing is written yet):\n{list}\n\
+             Apply them together with `steward changes apply {id}` or POST /api/changes/{id} \
+             {{\"decision\": \"apply\"}}; discard them with {{\"decision\": \"discard\"}}.",
+            s = if n == 1 { "" } else { "s" },
+            v = if n == 1 { "s" } else { "" },
+            id = self.id,
+            list = lines.join("\n")
+        )
+    }
+}
+
 /// A call that waits for a person's approval, as the API shows it (`approval` events, `GET /api/approvals`,
 /// a conversation's `pending`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -347,6 +523,7 @@ impl ServerEvent {
             Self::Rejected { .. } => "rejected",
             Self::Decided { .. } => "decided",
             Self::Usage { .. } => "usage",
+            Self::Changes { .. } => "changes",
             Self::Approval { .. } => "approval",
             Self::Answer { .. } => "answer",
             Self::Error { .. } => "error",
@@ -373,6 +550,7 @@ impl ServerEvent {
             | Self::Rejected { run_id, .. }
             | Self::Decided { run_id, .. }
             | Self::Usage { run_id, .. }
+            | Self::Changes { run_id, .. }
             | Self::Approval { run_id, .. }
             | Self::Answer { run_id, .. } => Some(run_id),
             Self::Error { run_id, .. } => run_id.as_deref(),
@@ -390,6 +568,7 @@ impl ServerEvent {
             | Self::Rejected { parent_run_id, .. }
             | Self::Decided { parent_run_id, .. }
             | Self::Usage { parent_run_id, .. }
+            | Self::Changes { parent_run_id, .. }
             | Self::Approval { parent_run_id, .. }
             | Self::Answer { parent_run_id, .. }
             | Self::Error { parent_run_id, .. } => parent_run_id,
@@ -408,6 +587,7 @@ impl ServerEvent {
             | Self::Rejected { parent_run_id, .. }
             | Self::Decided { parent_run_id, .. }
             | Self::Usage { parent_run_id, .. }
+            | Self::Changes { parent_run_id, .. }
             | Self::Approval { parent_run_id, .. }
             | Self::Answer { parent_run_id, .. }
             | Self::Error { parent_run_id, .. } => parent_run_id.as_deref(),

@@ -298,3 +298,53 @@ pub fn demo_in(what: &str) -> (String, String) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     (dir, db)
 }
+
+/// The inbox scenario of the source material, scripted: read the inbox, create two projects, move eight
+/// tasks (the moves name the new projects by their placeholders, -1 and -2), answer.
+pub fn inbox_model(inbox: &[i64]) -> Vec<wiremock::ResponseTemplate> {
+    let mut replies = vec![
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        tool_reply("p1", "create_project", r#"{"name": "Birthday party"}"#),
+        tool_reply("p2", "create_project", r#"{"name": "Garden"}"#),
+    ];
+    for (i, task) in inbox.iter().enumerate() {
+        let project = if i % 2 == 0 { -1 } else { -2 };
+        replies.push(tool_reply(
+            &format!("m{i}"),
+            "move_task",
+            &json!({"task_id": task, "project_id": project}).to_string(),
+        ));
+    }
+    replies.push(text_reply("Your inbox is sorted into two projects."));
+    replies
+}
+
+/// The first eight open tasks of the demo inbox.
+pub fn inbox(db: &str) -> Vec<i64> {
+    sqlite3(
+        db,
+        "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id LIMIT 8",
+    )
+    .lines()
+    .map(|l| l.parse().unwrap())
+    .collect()
+}
+
+/// The SHA-256 of a token, as `server.tokens[].sha256` holds it.
+pub fn token_sha256(token: &str) -> String {
+    let out = Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(token.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    text(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}

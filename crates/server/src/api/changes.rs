@@ -1,78 +1,12 @@
 //! Change sets a run staged and saved (`steward ask` without a terminal saves them): listing them and deciding
 //! them — applied in one transaction, or discarded — exactly once.
 
-use chrono::{DateTime, Utc};
 use steward_app::Surface;
 use steward_app::store::ChangeSet;
 
+use crate::wire::ChangeSetView;
+
 use super::*;
-
-/// One staged change of a change set.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ChangeView {
-    /// The call's id (in the run, or the sub-run, that made it).
-    call_id: String,
-    /// The tool.
-    tool: String,
-    /// Its arguments, as it was called.
-    arguments: Value,
-    /// What it returned when staged (tried in a transaction that was rolled back).
-    result: String,
-    /// Why it needs approval.
-    reason: String,
-}
-
-/// A change set.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ChangeSetView {
-    /// Its id (`POST /api/changes/{id}` decides it).
-    id: String,
-    /// The run that staged it.
-    run_id: String,
-    /// The agent of that run.
-    agent: String,
-    /// Who asked.
-    asked_by: String,
-    /// `waiting`, `applied` or `discarded`.
-    status: String,
-    /// When it was saved.
-    saved_at: DateTime<Utc>,
-    /// Who decided, once someone did.
-    decided_by: Option<String>,
-    /// When.
-    decided_at: Option<DateTime<Utc>>,
-    /// The rows applying it created (`project -1 is #13`), when it did.
-    result: Option<String>,
-    /// The changes, in order.
-    changes: Vec<ChangeView>,
-}
-
-impl ChangeSetView {
-    fn of(set: &ChangeSet) -> Self {
-        Self {
-            id: set.id.clone(),
-            run_id: set.run_id.clone(),
-            agent: set.agent.clone(),
-            asked_by: set.principal.name.clone(),
-            status: set.status.clone(),
-            saved_at: set.saved_at,
-            decided_by: set.decided_by.clone(),
-            decided_at: set.decided_at,
-            result: set.result.clone(),
-            changes: set
-                .calls
-                .iter()
-                .map(|s| ChangeView {
-                    call_id: s.call.id.clone(),
-                    tool: s.call.name.clone(),
-                    arguments: s.args.clone(),
-                    result: s.output.content.clone(),
-                    reason: s.reason.clone(),
-                })
-                .collect(),
-        }
-    }
-}
 
 /// `GET /api/changes` query.
 #[derive(Debug, Deserialize)]
@@ -105,8 +39,8 @@ pub(crate) struct ChangeDecided {
     created: Vec<String>,
 }
 
-/// The change sets that wait (with `?all=true`, decided ones too): the caller's, or everyone's for
-/// administrators.
+/// The change sets that wait (with `?all=true`, decided ones too): the caller's and those their role applies
+/// (`approve_by`), or everyone's for administrators.
 #[utoipa::path(get, path = "/api/changes", tag = "api", responses((status = 200, body = Vec<ChangeSetView>)))]
 pub(crate) async fn list_changes(
     State(shared): State<Arc<Shared>>,
@@ -116,7 +50,7 @@ pub(crate) async fn list_changes(
     let sets = shared.store.change_sets(query.all).await?;
     Ok(Json(
         sets.iter()
-            .filter(|s| caller.admin || s.principal.name == caller.principal.name)
+            .filter(|s| caller.admin || shared.app.may_review(s, &caller.principal))
             .map(ChangeSetView::of)
             .collect(),
     ))
@@ -174,10 +108,11 @@ pub(crate) async fn decide_changes(
     }))
 }
 
-/// The change set `id` when the caller may see it (theirs, or any for an administrator); else not found.
+/// The change set `id` when the caller may see it (theirs, one their role applies by `approve_by`, or any for
+/// an administrator); else not found.
 async fn visible(shared: &Shared, caller: &Caller, id: &str) -> Result<ChangeSet, ApiError> {
     let set = shared.store.change_set(id).await?;
-    if caller.admin || set.principal.name == caller.principal.name {
+    if caller.admin || shared.app.may_review(&set, &caller.principal) {
         Ok(set)
     } else {
         Err(ApiError::NotFound(format!(
