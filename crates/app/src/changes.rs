@@ -186,11 +186,14 @@ impl App {
                 .await?;
             None
         };
-        if let Some(applied) = &applied
-            && !applied.created.is_empty()
-        {
+        if let Some(applied) = &applied {
+            let created = applied.created.join(", ");
             store
-                .change_set_result(&set.id, &applied.created.join(", "))
+                .change_set_result(
+                    &set.id,
+                    (!created.is_empty()).then_some(created.as_str()),
+                    &applied.calls,
+                )
                 .await?;
         }
         Ok(Decided {

@@ -299,6 +299,7 @@ async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static
 
 /// Back to the schema before step 8 (and the steps after it).
 const UNDO_STEP_8: &[&str] = &[
+    "DELETE FROM schema_version WHERE version = 10",
     "DROP TABLE change_sets",
     "DELETE FROM schema_version WHERE version = 9",
     "ALTER TABLE conversation_messages DROP COLUMN tainted_by",

@@ -147,7 +147,7 @@ fn an_mcp_client_over_stdio_lists_calls_and_is_refused_as_a_model_is() {
         calls[3]["text"]
             .as_str()
             .unwrap()
-            .contains("write after untrusted data"),
+            .contains("after this run read data from"),
         "{}",
         calls[3]
     );
@@ -365,7 +365,7 @@ async fn reads_through_ask_database_or_an_error_taint_the_session() {
         calls[1]["text"]
             .as_str()
             .unwrap()
-            .contains("write after untrusted data"),
+            .contains("after this run read data from"),
         "{}",
         calls[1]
     );
@@ -382,7 +382,7 @@ async fn reads_through_ask_database_or_an_error_taint_the_session() {
         calls[1]["text"]
             .as_str()
             .unwrap()
-            .contains("write after untrusted data"),
+            .contains("after this run read data from"),
         "{}",
         calls[1]
     );

@@ -316,7 +316,7 @@ async fn planted_instructions_in_data_cannot_trigger_an_unapproved_write() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("write after untrusted data: this run read `get_inbox_tasks`"),
+        stderr.contains("it writes after this run read data from `get_inbox_tasks`"),
         "{stderr}"
     );
     // The person sees what the call would do, tried in a transaction that was rolled back (checked below:

@@ -156,6 +156,111 @@ server:
     assert!(shots.join("chat.png").exists() || std::fs::read_dir(&shots).unwrap().count() > 0);
 }
 
+/// The change-set card in Chromium, desktop and phone: sorting the inbox ends with one card (10 changes, the
+/// rows by table, before → after); the changes about Garden are left out from the keyboard and the rest applied
+/// (the database has exactly those rows); a read-only follow-up does not wait; after a reload the card says who
+/// applied it. Screenshots: `target/ui-screenshots/changes-*.png`.
+#[tokio::test]
+async fn the_web_ui_shows_a_change_set_and_applies_the_chosen_changes() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
+    let dir = scratch_dir("ui-changes");
+    let db = format!("{dir}/demo.sqlite");
+    let out = steward(&["demo", "--db", &db], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tasks = inbox(&db);
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  organiser: {{agents: [tasks]}}
+principals:
+  ada: {{role: organiser}}
+defaults: {{agent: tasks}}
+server:
+  tokens:
+    - {{name: ui-test, sha256: {hash}, principal: ada}}
+"#,
+            hash = token_sha256(TOKEN)
+        ),
+    )
+    .unwrap();
+    let mut replies = inbox_model(&tasks);
+    replies.push(tool_reply("q1", "get_projects", "{}"));
+    replies.push(text_reply("You have the projects listed above."));
+    let model = mock_openai(replies).await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("ui-changes-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let report = node(&ui, "changes.mjs", &server.base, &shots).await;
+    drop(server);
+    // The chosen changes, and only those, are in the database: Birthday party with the even moves; no Garden.
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Garden'"),
+        "0",
+        "{report}"
+    );
+    for (i, task) in tasks.iter().enumerate() {
+        let project = sqlite3(
+            &db,
+            &format!(
+                "SELECT coalesce(p.name, 'inbox') FROM tasks t LEFT JOIN projects p ON p.id = t.project_id WHERE t.id = {task}"
+            ),
+        );
+        let expected = if i % 2 == 0 {
+            "Birthday party"
+        } else {
+            "inbox"
+        };
+        assert_eq!(project, expected, "task {task}: {report}");
+    }
+    for shot in [
+        "changes-01-desktop.png",
+        "changes-02-phone.png",
+        "changes-03-applied.png",
+        "changes-04-phone-decided.png",
+    ] {
+        assert!(shots.join(shot).exists(), "{shot} was not saved");
+    }
+}
+
+/// Runs the browser script `script` against the server at `base` (signing in with [`TOKEN`]); fails the test
+/// with its report unless it passed. Returns the report.
+async fn node(ui: &Path, script: &str, base: &str, shots: &Path) -> String {
+    let (ui, script, base, shots) = (
+        ui.to_owned(),
+        script.to_owned(),
+        base.to_owned(),
+        shots.to_owned(),
+    );
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(&script)
+            .current_dir(&ui)
+            .env("STEWARD_URL", &base)
+            .env("STEWARD_TOKEN", TOKEN)
+            .env("STEWARD_SCREENSHOTS", &shots)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let report = format!("{}\n{}", text(&run.stdout), text(&run.stderr));
+    println!("{report}");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "the browser test failed:\n{report}"
+    );
+    report
+}
+
 /// A page on another site, and one whose name was made to resolve to this machine (DNS rebinding), try to make a
 /// visitor's browser record an expense, start a conversation or read the runs through a `steward serve` that needs
 /// no credentials (bound to 127.0.0.1, the default): `crates/server/tests/ui/driveby.mjs` in headless Chromium.

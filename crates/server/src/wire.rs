@@ -318,6 +318,9 @@ pub struct ChangeView {
     pub result: String,
     /// Why it needs approval.
     pub reason: String,
+    /// Once the set was decided: whether this change was written (`false`: discarded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<bool>,
 }
 
 /// The rows a change set writes in one table.
@@ -410,6 +413,15 @@ impl ChangeSetView {
                     arguments: s.args.clone(),
                     result: s.output.content.clone(),
                     reason: s.reason.clone(),
+                    applied: match set.status.as_str() {
+                        "waiting" => None,
+                        "applied" => Some(
+                            set.applied
+                                .as_ref()
+                                .is_none_or(|calls| calls.contains(&s.call.id)),
+                        ),
+                        _ => Some(false),
+                    },
                 })
                 .collect(),
             tables,

@@ -403,6 +403,7 @@ async fn the_openapi_document_lists_the_routes() {
             "rejected",
             "decided",
             "usage",
+            "changes",
             "approval",
             "answer",
             "error"

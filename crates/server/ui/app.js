@@ -231,17 +231,28 @@ function chartView(chart) {
 }
 
 const pretty = (value) => typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-/** A call's arguments: its `sql` (the field the server sets on tool_call events and approvals) highlighted, the rest as JSON. */
+/** A call's arguments: its `sql` (the field the server sets on tool_call events and approvals) highlighted, the
+ *  rest as labelled fields (an object's scalar values), or as JSON when they are not an object. */
 function argumentsView(args, sql) {
   const rest = args && typeof args === 'object' && !Array.isArray(args) ? { ...args } : args;
   if (typeof sql === 'string' && rest && typeof rest === 'object') for (const k of Object.keys(rest)) if (rest[k] === sql) delete rest[k];
   const empty = rest === undefined || rest === null || (typeof rest === 'object' && Object.keys(rest).length === 0);
-  return [typeof sql === 'string' ? sqlView(sql) : null, empty ? null : el('pre', { class: 'code json' }, el('code', { text: pretty(rest) }))];
+  return [typeof sql === 'string' ? sqlView(sql) : null, empty ? null : fieldsView(rest)];
+}
+
+/** An object's fields as a list of labels and values (nested values as JSON); anything else as JSON. */
+function fieldsView(value) {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return el('pre', { class: 'code json' }, el('code', { text: pretty(value) }));
+  const entries = Object.entries(value).filter(([, v]) => v !== null && v !== undefined);
+  return el('dl', { class: 'fields' }, entries.map(([k, v]) => [
+    el('dt', { text: k.replace(/_/g, ' ') }),
+    el('dd', { text: typeof v === 'object' ? JSON.stringify(v) : String(v) }),
+  ]));
 }
 
 function card(kind, label, title, ...body) {
   return el('section', { class: 'card ' + kind },
-    el('header', { class: 'card-head' }, el('span', { class: 'badge', text: label }), title ? el('span', { class: 'card-title', text: title }) : null),
+    el('header', { class: 'card-head' }, el('span', { class: 'badge', text: label }), title !== null && title !== undefined ? el('span', { class: 'card-title', text: title }) : null),
     ...body);
 }
 
@@ -338,7 +349,22 @@ class Turn {
         this.add(card('error', OUTCOMES[e.outcome] || 'Error', null, el('p', { text: e.message || 'The run failed.' })), e);
         this.end(e, 'The run failed.');
         break;
-      case 'decided': // the approval card already says what was decided
+      case 'changes':
+        this.dropDrafts();
+        if (e.change_set) this.add(changeSetCard(e.change_set), e);
+        break;
+      case 'decided': {
+        // Live, the approval card already says what was decided; in a conversation read again, it says so here.
+        const target = [...document.querySelectorAll(`.card.approval.decided[data-call="${CSS.escape(String(e.call_id || ''))}"]`)].pop();
+        const d = e.decision || {};
+        if (target) {
+          const what = d.approval === 'approve' ? 'Approved.' : d.approval === 'edit' ? 'Approved with edited arguments.'
+            : `Denied${d.reason ? ': ' + d.reason : '.'}`;
+          target.classList.add(d.approval === 'reject' ? 'denied' : 'approved');
+          target.querySelector('.decision').textContent = what;
+        }
+        break;
+      }
       default:
         break;
     }
@@ -369,7 +395,11 @@ function approvalCard(a, active) {
       el('pre', { class: 'code' }, el('code', { text: a.preview }))) : null,
     active ? [buttons, denyForm] : null, status);
   node.dataset.approval = a.id;
-  if (!active) { status.textContent = 'Decided.'; node.classList.add('decided'); }
+  node.dataset.call = String(a.call_id || '').split('/').pop();
+  if (!active) {
+    status.textContent = a.decision ? `${a.decision === 'approve' ? 'Approved' : a.decision === 'deny' ? 'Denied' : 'Edited'}${a.decided_by ? ' by ' + a.decided_by : ''}.` : 'Decided.';
+    node.classList.add('decided');
+  }
 
   async function decide(decision, why) {
     if (state.busy) { status.textContent = 'Wait for the current run to finish.'; return; }
@@ -396,6 +426,129 @@ function approvalCard(a, active) {
     }
   }
   return node;
+}
+
+// ---- Change sets: a run's staged writes, applied together or discarded ----
+
+const OPS = { insert: ['+', 'new row'], update: ['~', 'changed'], delete: ['−', 'deleted'] };
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** What became of a decided change set, in a sentence. */
+function decidedText(set) {
+  const by = set.decided_by ? ` by ${set.decided_by}` : '';
+  const at = set.decided_at ? ` ${when(set.decided_at)}` : '';
+  if (set.status === 'applied') return `Applied${by}${at}.${set.result ? ' Created: ' + set.result + '.' : ''}`;
+  if (set.status === 'discarded') return `Discarded${by}${at}; nothing was written.`;
+  return '';
+}
+
+/** A change set: the rows its calls write, by table, each column before → after, with a box per change to
+ *  choose it (every row of a change shares its box); the calls themselves, in order, folded; and Apply all /
+ *  Apply selected / Discard. A set decided already says who decided it and when. */
+function changeSetCard(set) {
+  const changes = set.changes || [];
+  const status = el('p', { class: 'decision', role: 'status' });
+  // One box per change; the rows it writes show it (a change without rows gets a line of its own).
+  const boxes = new Map(changes.map((c) => [c.call_id, []]));
+  const box = (callId, label) => {
+    const input = el('input', { type: 'checkbox', checked: true, value: callId, 'aria-label': label });
+    input.addEventListener('change', () => { for (const other of boxes.get(callId) || []) other.checked = input.checked; selected(); });
+    (boxes.get(callId) || boxes.set(callId, []).get(callId)).push(input);
+    return input;
+  };
+  const step = new Map(changes.map((c, i) => [c.call_id, i + 1]));
+  const tables = (set.tables || []).map((t) => {
+    const counts = {};
+    for (const r of t.rows || []) counts[r.op] = (counts[r.op] || 0) + 1;
+    const summary = Object.entries(counts).map(([op, n]) => op === 'insert' ? plural(n, 'new row', 'new rows') : `${n} ${(OPS[op] || [op, op])[1]}`).join(', ');
+    return el('section', { class: 'diff-table', 'aria-label': `Table ${t.table}` },
+      el('h4', null, el('code', { text: t.table }), el('span', { class: 'muted small', text: ` · ${summary}` })),
+      el('ul', { class: 'diff' }, (t.rows || []).map((r) => {
+        const [mark, label] = OPS[r.op] || ['?', r.op];
+        return el('li', { class: 'diff-row ' + r.op },
+          el('label', null,
+            box(r.call_id, `Change ${r.step}: ${label} ${t.table} ${r.row}`),
+            el('span', { class: 'op', title: label, text: mark }),
+            el('span', { class: 'step muted small', title: `change ${r.step}`, text: `(${r.step})` }),
+            el('span', { class: 'row-name', text: r.row }),
+            el('span', { class: 'cols' }, (r.fields || []).map((f) => el('span', { class: 'col' },
+              el('span', { class: 'muted', text: `${f.column.replace(/_/g, ' ')}: ` }),
+              typeof f.before === 'string' ? el('del', { text: f.before }) : null,
+              typeof f.before === 'string' && typeof f.after === 'string' ? el('span', { class: 'arrow', 'aria-label': 'becomes', text: ' → ' }) : null,
+              typeof f.after === 'string' ? el('ins', { text: f.after }) : null)))));
+      })));
+  });
+  const rowless = changes.filter((c) => !(boxes.get(c.call_id) || []).length);
+  const others = rowless.length ? el('section', { class: 'diff-table' }, el('h4', { text: 'Other changes' }),
+    el('ul', { class: 'diff' }, rowless.map((c) => el('li', null, el('label', null,
+      box(c.call_id, `Change ${step.get(c.call_id)}: ${c.tool}`),
+      el('span', { class: 'step muted small', text: `(${step.get(c.call_id)})` }), el('span', { text: c.result })))))) : null;
+  const calls = el('details', { class: 'calls' }, el('summary', { text: `The ${plural(changes.length, 'call', 'calls')}, in order` }),
+    el('ol', { class: 'changes' }, changes.map((c) => el('li', null,
+      el('strong', { text: c.tool }), ' ', el('span', { class: 'muted small', text: summaryOf(c.arguments) }),
+      el('p', { class: 'small result-text', text: c.result })))));
+  const chosen = () => changes.map((c) => c.call_id).filter((id) => (boxes.get(id) || []).some((b) => b.checked));
+  const applyAll = el('button', { type: 'button', class: 'primary apply-all', onclick: () => decide('apply', null) }, `Apply all ${changes.length}`);
+  const applySome = el('button', { type: 'button', class: 'apply-selected', onclick: () => decide('apply', chosen()) }, 'Apply selected');
+  const discard = el('button', { type: 'button', class: 'danger discard', onclick: () => decide('discard', null) }, 'Discard');
+  const buttons = el('div', { class: 'actions' }, applyAll, applySome, discard);
+  function selected() {
+    const n = chosen().length;
+    applySome.textContent = `Apply selected (${n})`;
+    applySome.disabled = n === 0 || n === changes.length;
+  }
+  selected();
+  const reasons = [...new Set(changes.map((c) => c.reason).filter(Boolean))];
+  const node = card('changes', 'Change set', '',
+    reasons.map((r) => el('p', { class: 'reason small', text: `Needs approval: ${r}.` })),
+    tables, others, calls, buttons, status);
+  node.dataset.changeSet = set.id;
+  const show = (current) => {
+    const decided = current.status !== 'waiting';
+    buttons.hidden = decided;
+    for (const list of boxes.values()) for (const b of list) b.disabled = decided;
+    // A decided set shows what was written: the boxes of discarded changes are cleared, their rows struck.
+    for (const c of current.changes || []) {
+      if (typeof c.applied !== 'boolean') continue;
+      for (const b of boxes.get(c.call_id) || []) { b.checked = c.applied; b.closest('li')?.classList.toggle('skipped', !c.applied); }
+    }
+    node.classList.toggle('applied', current.status === 'applied');
+    node.classList.toggle('discarded', current.status === 'discarded');
+    const written = (current.changes || []).filter((c) => c.applied === true).length;
+    node.querySelector('.card-title').textContent = !decided ? `${plural(changes.length, 'change', 'changes')} · nothing written yet`
+      : current.status === 'applied' && written < changes.length ? `${written} of ${changes.length} changes applied`
+        : `${plural(changes.length, 'change', 'changes')} · ${current.status}`;
+    if (decided) status.textContent = decidedText(current);
+  };
+  show(set);
+  // The set as saved; how it was decided since (here or elsewhere) comes from the server.
+  api('GET', `/api/changes/${encodeURIComponent(set.id)}`).then((r) => r.json()).then(show).catch(() => {});
+
+  async function decide(decision, only) {
+    buttons.hidden = true;
+    status.textContent = decision === 'apply' ? 'Applying in one transaction…' : 'Discarding…';
+    try {
+      const body = only ? { decision, calls: only } : { decision };
+      const result = await (await api('POST', `/api/changes/${encodeURIComponent(set.id)}`, body)).json();
+      show(result.change_set);
+      if (decision === 'apply') {
+        const left = changes.length - (result.written ?? 0);
+        status.textContent = `${decidedText(result.change_set)} ${plural(result.written ?? 0, 'change', 'changes')} written${left > 0 ? `; ${left} discarded` : ''}.`;
+      }
+      setStatus(status.textContent);
+    } catch (err) {
+      status.textContent = err.message;
+      buttons.hidden = false;
+    }
+  }
+  return node;
+}
+
+/** A call's arguments in one short line: `name: Garden, project id: -1`. */
+function summaryOf(args) {
+  if (!args || typeof args !== 'object') return args === undefined ? '' : String(args);
+  return Object.entries(args).filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ');
 }
 
 // ---- Conversations ----

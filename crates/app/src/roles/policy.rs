@@ -108,8 +108,7 @@ impl Policy for RolePolicy {
         if writes && let Some(by) = run.tainted_by {
             return Decision::Review {
                 reason: format!(
-                    "write after untrusted data: this run read `{by}`'s results, which may hold planted \
-                     instructions"
+                    "it writes after this run read data from `{by}`, which may contain instructions"
                 ),
             };
         }
@@ -214,7 +213,7 @@ mod tests {
         else {
             panic!()
         };
-        assert!(reason.starts_with("write after untrusted data: this run read `get_inbox_tasks`"));
+        assert!(reason.starts_with("it writes after this run read data from `get_inbox_tasks`"));
         // Reads go on.
         assert!(matches!(
             decide_in(&policy, "get_projects", true, Some("get_inbox_tasks")),

@@ -33,12 +33,15 @@ pub struct ChangeSet {
     pub decided_at: Option<DateTime<Utc>>,
     /// What applying it said (the rows created, or why it failed).
     pub result: Option<String>,
+    /// The calls applied (the others were discarded), once it was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Vec<String>>,
 }
 
 /// The columns [`read`] reads, in order.
 macro_rules! columns {
     () => {
-        "id, run_id, agent, principal, calls, context, saved_at, status, decided_by, decided_at, result"
+        "id, run_id, agent, principal, calls, context, saved_at, status, decided_by, decided_at, result, applied"
     };
 }
 
@@ -159,11 +162,22 @@ impl RunStore {
     }
 
     /// Keeps what applying the change set `id` said.
-    pub async fn change_set_result(&self, id: &str, result: &str) -> Result<(), StoreError> {
+    pub async fn change_set_result(
+        &self,
+        id: &str,
+        result: Option<&str>,
+        applied: &[String],
+    ) -> Result<(), StoreError> {
+        let applied =
+            serde_json::to_string(applied).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mut tx = self.pool.begin().await?;
         tx.execute(
-            "UPDATE change_sets SET result = $1 WHERE id = $2",
-            vec![Arg::from(result), Arg::from(id)],
+            "UPDATE change_sets SET result = $1, applied = $2 WHERE id = $3",
+            vec![
+                Arg::from(result.map(str::to_owned)),
+                Arg::from(applied),
+                Arg::from(id),
+            ],
         )
         .await?;
         tx.commit().await
@@ -187,5 +201,9 @@ fn read(row: &super::engine::Row) -> Result<ChangeSet, StoreError> {
         decided_by: row.text(8)?,
         decided_at: row.time(9)?,
         result: row.text(10)?,
+        applied: match row.text(11)? {
+            Some(text) => Some(serde_json::from_str(&text).map_err(corrupt)?),
+            None => None,
+        },
     })
 }

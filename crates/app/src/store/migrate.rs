@@ -64,6 +64,11 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/sqlite_0009_change_sets.sql"),
         postgres: include_str!("migrations/postgres_0009_change_sets.sql"),
     },
+    Migration {
+        version: 10,
+        sqlite: include_str!("migrations/sqlite_0010_applied_calls.sql"),
+        postgres: include_str!("migrations/postgres_0010_applied_calls.sql"),
+    },
 ];
 
 /// The schema version this build writes.

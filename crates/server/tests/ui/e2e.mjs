@@ -164,6 +164,8 @@ async function run(page, errors) {
   await visible(page.locator('#conversations li.current'), 'the current conversation in the sidebar');
   await visible(page.locator('.turn.user .bubble', { hasText: MESSAGE.slice(0, 40) }), 'the message after a reload');
   await visible(page.locator('.turn.assistant .answer'), 'the answer after a reload');
+  // The approval card says what was decided, not only that it was.
+  await visible(page.locator('.card.approval.approved .decision', { hasText: /^Approved/ }), 'the approval card reading "Approved" after a reload');
   await shot(page, '09-reload.png');
   log('the conversation reloads from the server');
 
