@@ -202,6 +202,56 @@ impl App {
         })
     }
 
+    /// Adds the staged call `staged` to the change set `id` of a session of `surface` (calls staged one by one,
+    /// as MCP's are) while it waits; a set that was decided (or none) is started anew. Returns the set's id and
+    /// its calls so far (the next staged call replays them first).
+    pub async fn add_to_change_set(
+        &self,
+        surface: Surface,
+        id: Option<&str>,
+        principal: &Principal,
+        agent: &str,
+        earlier: Vec<StagedCall>,
+        staged: StagedCall,
+    ) -> Result<(String, Vec<StagedCall>), AppError> {
+        let Some(store) = &self.store else {
+            return Err(AppError::Conflict(
+                "there is no run store to keep the change set in".to_owned(),
+            ));
+        };
+        let run_id = staged.run_id.clone();
+        let mut calls = earlier;
+        calls.push(staged);
+        if let Some(id) = id
+            && store.extend_change_set(id, &calls).await?
+        {
+            return Ok((id.to_owned(), calls));
+        }
+        // Started anew: only the call just staged (the earlier ones were decided with their set).
+        let calls = calls.split_off(calls.len() - 1);
+        let id = store
+            .save_change_set(
+                &run_id,
+                agent,
+                principal,
+                &calls,
+                &self.run_context(surface, None),
+            )
+            .await?;
+        Ok((id, calls))
+    }
+
+    /// The calls of the change set `id` while it waits (empty when it was decided, or is not there).
+    pub async fn waiting_calls(&self, id: &str) -> Vec<StagedCall> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        match store.change_set(id).await {
+            Ok(set) if set.status == "waiting" => set.calls,
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether `principal` may see and decide the change set `set`: it is theirs, or their role is one of the
     /// roles that apply its asker's changes (`approve_by`). (Administrators see every set; the surface knows
     /// who they are.)

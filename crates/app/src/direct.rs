@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use steward_core::{
-    ApprovalRequest, Decision, Model, Policy as _, Principal, RunFacts, Tool, ToolCall,
+    ApprovalRequest, Decision, Model, Policy as _, Principal, RunFacts, StagedCall, Tool, ToolCall,
     ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox,
 };
 
@@ -92,6 +92,8 @@ pub struct DirectCall {
     audit: Option<AuditTo>,
     /// Why it waited for approval, and who approved it.
     approval: Option<(String, String)>,
+    /// The policy held it for review (not a role's own `approve` list): it may be staged instead of waiting.
+    review: bool,
     /// Where its span goes, when calls are traced.
     telemetry: Option<Telemetry>,
 }
@@ -110,6 +112,11 @@ impl DirectCall {
     /// The call as made.
     pub fn call(&self) -> &ToolCall {
         &self.call
+    }
+
+    /// The agent it is recorded under.
+    pub fn agent(&self) -> &str {
+        &self.ctx.agent
     }
 
     /// The tool's spec.
@@ -168,6 +175,48 @@ impl DirectCall {
         record.approval = Some("rejected".to_owned());
         record.approval_reason = Some(why.to_owned());
         self.chain(record).await
+    }
+
+    /// True when this call, held for approval, may be staged in a change set instead ([`DirectCall::stage`]):
+    /// the policy held it for review (a role's own `approve` list asks for each call on its own), and the tool
+    /// can be staged.
+    pub fn stageable(&self) -> bool {
+        self.review && self.tool.stages()
+    }
+
+    /// Stages the call, held for review for `reason`, after the writes `earlier` of the same change set: the
+    /// tool runs in a transaction that replays them first and is rolled back, so nothing is written, and its
+    /// real result is returned with the call (chained in the audit trail as `staged`).
+    pub async fn stage(
+        mut self,
+        reason: &str,
+        earlier: Vec<StagedCall>,
+    ) -> Result<StagedCall, ToolError> {
+        self.ctx = self.ctx.clone().with_staged(Some(earlier)).with_dry_run();
+        let start = chrono::Utc::now();
+        let result = self.tool.call(&self.ctx, self.args.clone()).await;
+        self.trace(
+            start,
+            Some("staged"),
+            result.is_err().then_some("tool_error"),
+        );
+        let mut record = self.record(if result.is_ok() { "staged" } else { "error" });
+        record.decision = "approval".to_owned();
+        record.decision_reason = Some(reason.to_owned());
+        record.arguments = self.args.to_string();
+        if let Err(e) = self.chain(record).await {
+            return Err(ToolError::internal(format!(
+                "the staged call could not be recorded in the audit trail: {e}"
+            )));
+        }
+        let output = result?;
+        Ok(StagedCall {
+            run_id: self.ctx.run_id.clone(),
+            call: self.call,
+            args: self.args,
+            reason: reason.to_owned(),
+            output,
+        })
     }
 
     /// Runs the call for its principal, under its policy (sub-agents the tool starts obey it too). With a run
@@ -324,6 +373,7 @@ impl App {
             taints: reads_data,
             audit,
             approval: None,
+            review: matches!(decision, Decision::Review { .. }),
             telemetry: self.telemetry.clone(),
         };
         let refusal = match decision {

@@ -101,6 +101,18 @@ pub struct Parked {
 }
 
 impl App {
+    /// What a run (or a change set) of `surface` runs under: the database, the model, the config.
+    pub(crate) fn run_context(&self, surface: Surface, model: Option<String>) -> RunContext {
+        RunContext {
+            database: self.database_named.clone(),
+            database_identity: self.database_identity(),
+            model,
+            config: Some(self.fingerprint()),
+            config_file: self.config_file(),
+            surface: Some(surface.as_str().to_owned()),
+        }
+    }
+
     /// Checks that the agent `name` exists and `principal`'s role may run it.
     pub fn check_agent(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
         if self.agent_def(name).is_none() {
@@ -143,14 +155,7 @@ impl App {
             settings.max_output_tokens = options.max_output_tokens;
         }
         let model = options.models.model.clone();
-        let context = RunContext {
-            database: self.database_named.clone(),
-            database_identity: self.database_identity(),
-            model: options.choice.spec.clone(),
-            config: Some(self.fingerprint()),
-            config_file: self.config_file(),
-            surface: Some(options.surface.as_str().to_owned()),
-        };
+        let context = self.run_context(options.surface, options.choice.spec.clone());
         let recorder = match (&self.store, options.record) {
             (Some(store), true) => {
                 let mut recording = Recording::for_principal(principal);

@@ -394,3 +394,81 @@ async fn reads_through_ask_database_or_an_error_taint_the_session() {
         "OPEN"
     );
 }
+
+/// A write held for review after the session read data is staged, not refused: each staged call says so and
+/// how to apply it, later calls name the rows it creates by placeholder, nothing is written until a person
+/// applies the change set (`steward changes apply ID`), and then exactly those rows are.
+#[test]
+fn a_write_after_reading_is_staged_in_a_change_set_that_a_person_applies() {
+    let Some(python) = python::python() else {
+        return;
+    };
+    let (_, db) = demo();
+    let data = scratch_dir("mcp-staged-data");
+    let victim = sqlite3(
+        &db,
+        "SELECT min(id) FROM tasks WHERE project_id IS NULL AND status = 'OPEN'",
+    );
+    let mut env = server_env();
+    env.retain(|(k, _)| *k != "XDG_DATA_HOME");
+    env.push(("XDG_DATA_HOME", data.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let command = ["stdio", env!("CARGO_BIN_EXE_steward"), "mcp", "--db", &db];
+    let answer = run_client(
+        &python,
+        &command,
+        &json!({"mode": "auto", "calls": [
+            {"name": "get_inbox_tasks", "arguments": {}},
+            {"name": "create_project", "arguments": {"name": "Errands"}},
+            {"name": "move_task", "arguments": {"task_id": victim.parse::<i64>().unwrap(), "project_id": -1}},
+        ]}),
+        &env,
+    );
+    let calls = answer["calls"].as_array().unwrap();
+    assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
+    let created = calls[1]["text"].as_str().unwrap();
+    assert_eq!(calls[1]["is_error"], false, "{created}");
+    assert!(
+        created.starts_with("Staged, not written yet: Created project #-1 Errands."),
+        "{created}"
+    );
+    assert!(created.contains("steward changes apply"), "{created}");
+    let moved = calls[2]["text"].as_str().unwrap();
+    assert_eq!(calls[2]["is_error"], false, "{moved}");
+    assert!(moved.contains("to project #-1 Errands."), "{moved}");
+    assert!(moved.contains("(2 changes so far)"), "{moved}");
+    let id = moved
+        .split("change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_owned();
+    // Nothing written yet.
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "0"
+    );
+    let env = [("XDG_DATA_HOME", data.as_str())];
+    let shown = steward(&["changes", "show", &id], &env, "");
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    assert!(
+        text(&shown.stdout).contains("project: inbox → #-1 Errands"),
+        "{}",
+        text(&shown.stdout)
+    );
+    let applied = steward(&["changes", "apply", &id, "--db", &db], &env, "");
+    assert_eq!(applied.status.code(), Some(0), "{}", text(&applied.stderr));
+    let errands = sqlite3(&db, "SELECT id FROM projects WHERE name = 'Errands'");
+    assert_eq!(
+        sqlite3(
+            &db,
+            &format!("SELECT project_id FROM tasks WHERE id = {victim}")
+        ),
+        errands
+    );
+    // The audit trail has each call staged over MCP, then applied.
+    let trail = steward(&["audit", "list", "--all", "--json"], &env, "");
+    let trail = text(&trail.stdout);
+    assert!(trail.contains("\"status\": \"staged\""), "{trail}");
+    assert!(trail.contains("\"approval\": \"applied\""), "{trail}");
+}

@@ -649,6 +649,21 @@ impl Run {
                         },
                         CheckedCall::Denied(call.clone(), reason),
                     ),
+                    Decision::Review { reason } if self.staging => {
+                        // Said, so that the person knows why this one is asked on its own.
+                        let reason = format!(
+                            "{reason}; `{}` cannot be staged with the run's other changes (it cannot be tried \
+                             in a transaction of the run's database and rolled back), so it is approved on its own",
+                            call.name
+                        );
+                        (
+                            CallState::AwaitingApproval {
+                                args,
+                                reason: reason.clone(),
+                            },
+                            CheckedCall::NeedsApproval(call.clone(), reason),
+                        )
+                    }
                     Decision::NeedsApproval { reason } | Decision::Review { reason } => (
                         CallState::AwaitingApproval {
                             args,

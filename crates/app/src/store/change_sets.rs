@@ -76,6 +76,25 @@ impl RunStore {
         Ok(id)
     }
 
+    /// Replaces the calls of the change set `id` while it waits (a session staging one call after another);
+    /// false when it was decided meanwhile (or is not there).
+    pub async fn extend_change_set(
+        &self,
+        id: &str,
+        calls: &[StagedCall],
+    ) -> Result<bool, StoreError> {
+        let calls = serde_json::to_string(calls).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mut tx = self.pool.begin().await?;
+        let changed = tx
+            .execute(
+                "UPDATE change_sets SET calls = $1 WHERE id = $2 AND status = 'waiting'",
+                vec![Arg::from(calls), Arg::from(id)],
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(changed == 1)
+    }
+
     /// The change sets, newest first: only the waiting ones unless `all`.
     pub async fn change_sets(&self, all: bool) -> Result<Vec<ChangeSet>, StoreError> {
         const ALL: &str = concat!(

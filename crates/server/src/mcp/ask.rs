@@ -101,6 +101,8 @@ pub(super) async fn call(
     options.limits = server.limits;
     // What the session read before counts in the analyst's run, and what the run reads counts after it.
     options.tainted_by = server.tainted_by(principal);
+    // Writes held for review are staged, and saved as one change set for a person to apply.
+    options.staging = app.store().is_some();
     let turn = match app.turn(principal, AGENT, options) {
         Ok(turn) => turn,
         Err(e) => {
@@ -118,8 +120,34 @@ pub(super) async fn call(
     }
     Ok(match status {
         RunStatus::Done(Outcome::Answered { answer }) => {
-            let mut result = success(steward_core::ToolOutput::text(answer.clone()));
-            result.structured_content = Some(json!({"run_id": run.id(), "answer": answer}));
+            let n = run.staged().len();
+            let (text, change_set) = match turn.save_changes(&mut run).await {
+                Ok(Some(id)) => (
+                    format!(
+                        "{answer}\n\nStaged, not written yet: {n} change{s} wait{v} in change set {id} for a \
+                         person to apply them together (`steward changes apply {id}`, the web UI, or POST \
+                         /api/changes/{id}); nothing is written until then. Tell the user.",
+                        s = if n == 1 { "" } else { "s" },
+                        v = if n == 1 { "s" } else { "" },
+                    ),
+                    Some(id),
+                ),
+                Ok(None) => (answer.clone(), None),
+                Err(e) => {
+                    log_diagnostic(NAME, &format!("the staged changes could not be saved: {e}"));
+                    (
+                        format!(
+                            "{answer}\n\nThe analyst staged {n} change{} that could not be saved; nothing was \
+                             written. Tell the user.",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                        None,
+                    )
+                }
+            };
+            let mut result = success(steward_core::ToolOutput::text(text));
+            result.structured_content =
+                Some(json!({"run_id": run.id(), "answer": answer, "change_set_id": change_set}));
             result
         }
         RunStatus::Done(Outcome::ModelFailed { error: cause, .. }) => {

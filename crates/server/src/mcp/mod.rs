@@ -66,6 +66,8 @@ pub struct McpServer {
     /// The tool whose outside data each principal read through this server (a stdio session is one process;
     /// over HTTP, every request of the principal shares it): its later writes wait for approval.
     tainted: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// The change set each principal's staged calls go into while it waits (see `tools::call`).
+    change_sets: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -129,6 +131,7 @@ impl McpServer {
             models: Arc::new(ModelCache::default()),
             fallback,
             tainted: Arc::default(),
+            change_sets: Arc::default(),
             limits: Limits {
                 time_limit: Some(Duration::from_secs(600)),
                 ..Limits::default()
@@ -152,6 +155,23 @@ impl McpServer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(principal.name.clone())
             .or_insert_with(|| tool.to_owned());
+    }
+
+    /// The change set `principal`'s staged calls went into last, if any.
+    pub(crate) fn change_set_of(&self, principal: &Principal) -> Option<String> {
+        self.change_sets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&principal.name)
+            .cloned()
+    }
+
+    /// Remembers the change set `principal`'s staged calls go into.
+    pub(crate) fn keep_change_set(&self, principal: &Principal, id: &str) {
+        self.change_sets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(principal.name.clone(), id.to_owned());
     }
 
     /// The same server with these limits for `ask_database`'s runs (default: 20 steps, 600 s).

@@ -120,6 +120,9 @@ pub(super) async fn call(
     };
     Ok(match checked {
         Checked::Refused(refusal) => error(&refusal.message()),
+        Checked::NeedsApproval(call, reason) if call.stageable() && app.store().is_some() => {
+            stage(server, principal, call, &reason).await
+        }
         Checked::NeedsApproval(call, reason) => {
             let message = format!(
                 "Not run: `{}` waits for a person's approval ({reason}), and no one can give it over MCP. Tell \
@@ -157,6 +160,73 @@ pub(super) async fn call(
             }
         }
     })
+}
+
+/// Stages `call`, held for review for `reason`, in the principal's change set (after its earlier staged calls,
+/// which it may name by their placeholders): nothing is written, and the result says so and how a person
+/// applies it.
+async fn stage(
+    server: &McpServer,
+    principal: &Principal,
+    call: steward_app::direct::DirectCall,
+    reason: &str,
+) -> CallToolResult {
+    let app = &server.app;
+    let name = call.call().name.clone();
+    let agent = call.agent().to_owned();
+    let open = server.change_set_of(principal);
+    let earlier = match &open {
+        Some(id) => app.waiting_calls(id).await,
+        None => Vec::new(),
+    };
+    let open = open.filter(|_| !earlier.is_empty());
+    let staged = match call.stage(reason, earlier.clone()).await {
+        Ok(staged) => staged,
+        Err(e) => {
+            if let Some(diagnostic) = &e.diagnostic {
+                log_diagnostic(&name, diagnostic);
+            }
+            return error(&e.message);
+        }
+    };
+    let content = staged.output.content.clone();
+    match app
+        .add_to_change_set(
+            Surface::Mcp,
+            open.as_deref(),
+            principal,
+            &agent,
+            earlier,
+            staged,
+        )
+        .await
+    {
+        Ok((id, calls)) => {
+            server.keep_change_set(principal, &id);
+            let n = calls.len();
+            let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+                "Staged, not written yet: {content}\nNeeds approval: {reason}. This change waits in change set \
+                 {id} ({n} change{s} so far) for a person to apply it; nothing is written until then. Tell the \
+                 user: apply with `steward changes apply {id}` (or in the web UI, or POST /api/changes/{id} \
+                 {{\"decision\": \"apply\"}}), or discard with `steward changes discard {id}`. Rows it creates \
+                 are named -1, -2, … until it is applied: later calls may use those ids.",
+                s = if n == 1 { "" } else { "s" },
+            ))]);
+            result.structured_content = Some(json!({
+                "staged": true,
+                "change_set_id": id,
+                "changes": n,
+            }));
+            result
+        }
+        Err(e) => {
+            log_diagnostic(&name, &e.to_string());
+            error(&format!(
+                "Not run: `{name}` needs approval ({reason}), and its change set could not be saved ({e}); \
+                 nothing was written. Tell the user."
+            ))
+        }
+    }
 }
 
 /// A tool's output as an MCP result: its text, and its structured data (rows, JSON) when it has some.
