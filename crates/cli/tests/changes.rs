@@ -475,3 +475,158 @@ async fn applying_only_some_changes_brings_what_they_use() {
     );
     assert_eq!(sqlite3(&db, "SELECT count(*) FROM tool_calls"), "2");
 }
+
+/// The first column of `sql`'s rows on the database `db` (any engine), as `steward sql run --json` reads them.
+fn column(db: &str, sql: &str) -> Vec<String> {
+    let out = steward(&["sql", "run", "--db", db, "--json", sql], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| match &r[0] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Runs the write `sql` on the server database `name` (at `url`) with the engine's own client: someone else's
+/// change.
+fn write(url: &str, name: &str, sql: &str) {
+    if url.starts_with("postgres") {
+        client(
+            "psql",
+            &["-h", "127.0.0.1", "-U", "postgres", "-d", name, "-c", sql],
+        );
+    } else {
+        client(
+            "mysql",
+            &["-h", "127.0.0.1", "-u", "root", "-D", name, "-e", sql],
+        );
+    }
+}
+
+/// The inbox scenario on a server database `url`: `ask` (no terminal) stages two creates and eight moves and
+/// writes nothing; the inbox changes (a task moved by someone else) and applying writes nothing and says so;
+/// after the task is put back, applying writes exactly those rows, and applying again writes nothing more.
+async fn the_inbox_change_set_on(url: &str, name: &str) {
+    let out = steward(&["demo", "--db", url], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let inbox_sql =
+        "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id LIMIT 8";
+    let tasks: Vec<i64> = column(url, inbox_sql)
+        .iter()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert_eq!(tasks.len(), 8);
+    let data = scratch_dir("changes-engine");
+    let server = mock_openai(inbox_model(&tasks)).await;
+    let base = format!("{}/v1", server.uri());
+    let count = |sql: &str| column(url, sql)[0].clone();
+    let projects = count("SELECT count(*) FROM projects");
+    let out = steward(
+        &[
+            "ask",
+            "--db",
+            url,
+            "-a",
+            "tasks",
+            "Sort my inbox into projects",
+        ],
+        &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &data)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("10 changes wait for your approval"),
+        "{stderr}"
+    );
+    let id = saved_id(&stderr);
+    assert_eq!(
+        count("SELECT count(*) FROM projects"),
+        projects,
+        "nothing written yet"
+    );
+    assert_eq!(column(url, inbox_sql).len(), 8);
+
+    // Someone files the first task meanwhile: nothing is written, and the message says what changed.
+    let env = [("XDG_DATA_HOME", data.as_str())];
+    let first = tasks[0];
+    let existing = count("SELECT min(id) FROM projects");
+    write(
+        url,
+        name,
+        &format!("UPDATE tasks SET project_id = {existing} WHERE id = {first}"),
+    );
+    let refused = steward(&["changes", "apply", &id], &env, "");
+    let said = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("The data changed since the changes were staged"),
+        "{said}"
+    );
+    assert!(said.contains(&format!("finds tasks #{first} ")), "{said}");
+    assert!(said.contains("(it was inbox when staged)"), "{said}");
+    assert_eq!(
+        count("SELECT count(*) FROM projects"),
+        projects,
+        "nothing written"
+    );
+
+    // Put back, the set applies: exactly those rows.
+    write(
+        url,
+        name,
+        &format!("UPDATE tasks SET project_id = NULL WHERE id = {first}"),
+    );
+    let applied = steward(&["changes", "apply", &id], &env, "");
+    assert_eq!(applied.status.code(), Some(0), "{}", text(&applied.stderr));
+    for (i, task) in tasks.iter().enumerate() {
+        let name = if i % 2 == 0 {
+            "Birthday party"
+        } else {
+            "Garden"
+        };
+        assert_eq!(
+            column(
+                url,
+                &format!(
+                    "SELECT p.name FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id = {task}"
+                )
+            ),
+            [name]
+        );
+    }
+    let after = count("SELECT count(*) FROM projects");
+    assert_eq!(
+        after.parse::<i64>().unwrap(),
+        projects.parse::<i64>().unwrap() + 2
+    );
+    // Twice: refused, nothing more written.
+    let again = steward(&["changes", "apply", &id], &env, "");
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert_eq!(count("SELECT count(*) FROM projects"), after);
+}
+
+#[tokio::test]
+async fn the_inbox_change_set_on_postgres() {
+    if !postgres_up() {
+        return;
+    }
+    let name = fresh_name("steward_changes");
+    let (url, _cleanup) = ServerDb::postgres(&name);
+    the_inbox_change_set_on(&url, &name).await;
+}
+
+#[tokio::test]
+async fn the_inbox_change_set_on_mariadb() {
+    if !mariadb_up() {
+        return;
+    }
+    let name = fresh_name("steward_changes");
+    let (url, _cleanup) = ServerDb::mariadb(&name);
+    the_inbox_change_set_on(&url, &name).await;
+}

@@ -78,6 +78,36 @@ pub struct Applied {
     pub created: Vec<Created>,
 }
 
+/// How a write's result when applied differs from the one it was staged with, in words (`None`: it does not):
+/// its text, or a row it changes as it was before (someone else changed it meanwhile).
+fn difference(staged: &ToolOutput, now: &ToolOutput) -> Option<String> {
+    if now.content != staged.content || now.data != staged.data {
+        return Some(format!(
+            "now gives \"{}\" instead of \"{}\"",
+            now.content, staged.content
+        ));
+    }
+    if now.changes == staged.changes {
+        return None;
+    }
+    for (then, row) in staged.changes.iter().zip(&now.changes) {
+        for (a, b) in then.fields.iter().zip(&row.fields) {
+            if a != b {
+                let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "nothing".to_owned());
+                return Some(format!(
+                    "finds {} {} with {} {} (it was {} when staged)",
+                    row.table,
+                    row.row,
+                    b.column,
+                    shown(&b.before),
+                    shown(&a.before)
+                ));
+            }
+        }
+    }
+    Some("changes other rows than when it was staged".to_owned())
+}
+
 /// The tools whose calls can be staged.
 pub const STAGEABLE: &[&str] = &[
     "add_expense",
@@ -434,11 +464,11 @@ impl Store {
                     s.change.tool, s.change.call_id, e.message
                 ))
             })?;
-            if written.output.content != s.output.content || written.output.data != s.output.data {
+            if let Some(difference) = difference(&s.output, &written.output) {
                 return Err(ToolError::new(format!(
-                    "The data changed since the changes were staged: {} ({}) now gives \"{}\" instead of \
-                     \"{}\". Nothing was written; run the request again.",
-                    s.change.tool, s.change.call_id, written.output.content, s.output.content
+                    "The data changed since the changes were staged: {} ({}) {difference}. Nothing was written; \
+                     run the request again.",
+                    s.change.tool, s.change.call_id
                 )));
             }
             let Some(action) = &written.action else {
