@@ -996,3 +996,98 @@ server:
     assert_eq!(now["status"], "applied", "{body}");
     assert_eq!(now["decided_by"], "grace", "{body}");
 }
+
+/// `/v1`: a read-only follow-up after a read (the assistant hands a question to the analyst after the tasks
+/// agent read the inbox) is answered without waiting; a write after the read is staged, and the answer ends
+/// with the change set's id and how to apply it; nothing is written until it is applied.
+#[tokio::test]
+async fn v1_answers_a_follow_up_without_waiting_and_ends_a_staged_write_with_how_to_apply_it() {
+    let dir = scratch_dir("serve-v1-staged");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
+    let monthly =
+        "SELECT strftime('%Y-%m', ordered_at) AS month, count(*) AS n FROM orders GROUP BY 1";
+    let model = mock_openai(vec![
+        // 1. Read the inbox through the tasks agent, then ask the analyst: no approval.
+        tool_reply("r1", "tasks", r#"{"request": "What is in my inbox?"}"#),
+        tool_reply("t1", "get_inbox_tasks", "{}"),
+        text_reply("The inbox has ten tasks."),
+        tool_reply("r2", "analyst", r#"{"request": "Orders per month"}"#),
+        tool_reply("a1", "run_sql", &json!({"sql": monthly}).to_string()),
+        text_reply("Orders per month are listed."),
+        text_reply("Ten tasks; orders per month are listed."),
+        // 2. Read the inbox, then create a project: staged.
+        tool_reply("t2", "get_inbox_tasks", "{}"),
+        tool_reply("p1", "create_project", r#"{"name": "Errands"}"#),
+        text_reply("I staged a project called Errands."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("serve-v1-staged-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let ask = |model: &str, question: &str| {
+        let body = json!({"model": model, "messages": [
+            {"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hello! What can I do?"},
+            {"role": "user", "content": question},
+        ]});
+        let base = server.base.clone();
+        async move {
+            let (status, text) =
+                call(&base, "POST", "/v1/chat/completions", Some(body), false).await;
+            assert_eq!(status, 200, "{text}");
+            serde_json::from_str::<Value>(&text).unwrap()["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let first = ask(
+        "assistant",
+        "What is in my inbox, and how many orders per month?",
+    )
+    .await;
+    assert_eq!(first, "Ten tasks; orders per month are listed.");
+    assert!(!first.contains("pproval"), "{first}");
+
+    let second = ask("tasks", "Make a project for errands").await;
+    assert!(
+        second.starts_with("I staged a project called Errands."),
+        "{second}"
+    );
+    assert!(
+        second.contains("1 change waits for approval as change set "),
+        "{second}"
+    );
+    assert!(second.contains("Created project #-1 Errands."), "{second}");
+    assert!(second.contains("POST /api/changes/"), "{second}");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "0"
+    );
+    let id = second
+        .split("as change set ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_owned();
+    let (status, body) = call(
+        &server.base,
+        "POST",
+        &format!("/api/changes/{id}"),
+        Some(json!({"decision": "apply"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "1"
+    );
+}

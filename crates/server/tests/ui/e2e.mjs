@@ -149,6 +149,11 @@ async function run(page, errors) {
   // A phone: the sidebar folds away behind the menu button.
   await page.setViewportSize({ width: 390, height: 844 });
   if (await page.locator('#sidebar').isVisible()) fail('on a phone the sidebar should be hidden until opened');
+  await page.waitForTimeout(200);
+  const wide = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: window.innerWidth,
+    cards: [...document.querySelectorAll('.card')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.className) }));
+  if (wide.page > wide.screen) fail(`on a phone the page is ${wide.page} px wide on a ${wide.screen} px screen`);
+  if (wide.cards.length) fail(`on a phone these cards overflow: ${wide.cards.join(', ')}`);
   await shot(page, '07-phone.png');
   await page.click('#menu');
   await visible(page.locator('#sidebar'), 'the sidebar after opening the menu on a phone');
