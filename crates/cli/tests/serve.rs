@@ -854,6 +854,7 @@ server:
     let mut replies = inbox_model(&tasks);
     replies.push(tool_reply("q1", "get_projects", "{}"));
     replies.push(text_reply("You have the projects listed above."));
+    replies.push(text_reply("Grace applied them."));
     let model = mock_openai(replies).await;
     let model_base = format!("{}/v1", model.uri());
     let data = scratch_dir("serve-staged-data");
@@ -995,6 +996,16 @@ server:
     let now: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(now["status"], "applied", "{body}");
     assert_eq!(now["decided_by"], "grace", "{body}");
+    // The next turn tells the model what became of the changes it staged.
+    let next = post("Did my changes go through?").await;
+    assert_eq!(next.last().unwrap()["type"], "answer", "{next:?}");
+    let sent = bodies(&model).await.last().unwrap()["messages"].to_string();
+    assert!(
+        sent.contains(&format!(
+            "(Steward: change set {set_id} was applied by grace: 10 of the 10 staged changes were written"
+        )),
+        "{sent}"
+    );
 }
 
 /// `/v1`: a read-only follow-up after a read (the assistant hands a question to the analyst after the tasks

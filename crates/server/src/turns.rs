@@ -151,23 +151,74 @@ impl Turn {
     }
 }
 
-/// The earlier messages of a conversation the model is sent: the last `keep` questions and answers.
-pub(crate) fn history(
+/// The earlier messages of a conversation the model is sent: the last `keep` questions and answers. After an
+/// answer whose turn staged a change set comes a note of what became of it (applied by whom, discarded, or
+/// still waiting), so the model knows what was written.
+pub(crate) async fn history(
+    shared: &Shared,
     messages: &[steward_app::store::ConversationMessage],
     keep: usize,
 ) -> Vec<Message> {
-    let mut out: Vec<Message> = messages
-        .iter()
-        .filter(|m| !m.content.trim().is_empty())
-        .filter_map(|m| match m.role.as_str() {
-            "user" => Some(Message::user(m.content.clone())),
-            "assistant" => Some(Message::assistant(m.content.clone())),
-            _ => None,
-        })
-        .collect();
+    let mut out: Vec<Message> = Vec::new();
+    for m in messages.iter().filter(|m| !m.content.trim().is_empty()) {
+        match m.role.as_str() {
+            "user" => out.push(Message::user(m.content.clone())),
+            "assistant" => {
+                out.push(Message::assistant(m.content.clone()));
+                for set in staged_sets(m) {
+                    if let Ok(now) = shared.store.change_set(&set).await {
+                        out.push(Message::system(change_note(&now)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let skip = out.len().saturating_sub(keep);
     out.drain(..skip);
     out
+}
+
+/// The ids of the change sets an answer's turn saved (its `changes` events).
+fn staged_sets(message: &steward_app::store::ConversationMessage) -> Vec<String> {
+    match &message.events {
+        Some(events) => kept_events(events)
+            .into_iter()
+            .filter_map(|e| match e {
+                ServerEvent::Changes { change_set, .. } => Some(change_set.id),
+                _ => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// What became of a change set, for the model.
+fn change_note(set: &steward_app::store::ChangeSet) -> String {
+    let n = set.calls.len();
+    let by = set.decided_by.as_deref().unwrap_or("someone");
+    match set.status.as_str() {
+        "applied" => {
+            let written = set.applied.as_ref().map_or(n, Vec::len);
+            format!(
+                "(Steward: change set {} was applied by {by}: {written} of the {n} staged changes were written{}.)",
+                set.id,
+                set.result
+                    .as_deref()
+                    .map(|r| format!("; the rows created: {r}"))
+                    .unwrap_or_default()
+            )
+        }
+        "discarded" => format!(
+            "(Steward: change set {} was discarded by {by}: none of its {n} staged changes was written.)",
+            set.id
+        ),
+        _ => format!(
+            "(Steward: change set {} still waits for a person's decision: none of its {n} staged changes is \
+             written yet.)",
+            set.id
+        ),
+    }
 }
 
 /// Drives `run` in a task of its own: the client's stream gets every event, and the turn ends in the store

@@ -53,7 +53,7 @@ pub(crate) async fn post_message(
         turns::inherited(&messages),
     )
     .await?;
-    let history = turns::history(&messages, settings.history.unwrap_or(20));
+    let history = turns::history(&shared, &messages, settings.history.unwrap_or(20)).await;
     let run_id = Run::generate_id();
     let until = shared.lease_until();
     match shared
