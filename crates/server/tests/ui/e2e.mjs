@@ -24,42 +24,11 @@
 //   3. the write's observation and a final `answer` containing STEWARD_EXPECT.
 // GET /api/conversations/{id} must then return the user message and the answer (the test reloads the page).
 
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { SHOTS, TOKEN, URL_, fail, log, main, shot, visible } from './harness.mjs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 
-const URL_ = process.env.STEWARD_URL;
-const TOKEN = process.env.STEWARD_TOKEN || '';
 const MESSAGE = process.env.STEWARD_MESSAGE || 'How did revenue develop by month this year? Then record the December refund adjustment.';
 const EXPECT = process.env.STEWARD_EXPECT || '';
-const SHOTS = path.resolve(process.env.STEWARD_SCREENSHOTS || 'screenshots');
-const TIMEOUT = Number(process.env.STEWARD_TIMEOUT_MS || 30000);
-const BROWSER = process.env.STEWARD_CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
-  '--no-first-run', '--disable-component-update', '--disable-sync'];
-
-class Failure extends Error {}
-const fail = (message) => { throw new Failure(message); };
-const log = (message) => console.log(`ok   ${message}`);
-
-if (!URL_) {
-  console.error('E2E SETUP: set STEWARD_URL to the server (e.g. http://127.0.0.1:8080)');
-  process.exit(2);
-}
-
-async function visible(locator, what) {
-  try {
-    await locator.first().waitFor({ state: 'visible', timeout: TIMEOUT });
-  } catch {
-    fail(`expected ${what} within ${TIMEOUT} ms`);
-  }
-  return locator;
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, name) });
-}
 
 async function run(page, errors) {
   await page.goto(URL_);
@@ -178,40 +147,4 @@ async function run(page, errors) {
   log('no script errors and no Content-Security-Policy violations');
 }
 
-async function main() {
-  await mkdir(SHOTS, { recursive: true });
-  const profile = await mkdtemp(path.join(tmpdir(), 'steward-e2e-'));
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: BROWSER, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
-    });
-  } catch (err) {
-    console.error(`E2E SETUP: could not start ${BROWSER}: ${err.message.split('\n')[0]} (apt-get install -y chromium)`);
-    await rm(profile, { recursive: true, force: true });
-    process.exit(2);
-  }
-  const page = context.pages()[0] || await context.newPage();
-  const errors = [];
-  // The UI's first /api/me goes without a token, and the test tries a wrong one: those 401s are expected.
-  page.on('console', (m) => { if (m.type() === 'error' && !/status of 401/.test(m.text())) errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
-  let status = 0;
-  try {
-    await run(page, errors);
-    console.log(`E2E PASSED (screenshots in ${SHOTS})`);
-  } catch (err) {
-    status = 1;
-    console.error(`E2E FAILED: ${err instanceof Failure ? err.message : err.stack || err}`);
-    if (errors.length) console.error(`page errors:\n  ${errors.join('\n  ')}`);
-    const chat = await page.locator('#chat').innerText({ timeout: 2000 }).catch(() => '');
-    if (chat) console.error(`chat:\n${chat.slice(-2000)}`);
-    await shot(page, 'failure.png').catch(() => {});
-  } finally {
-    await context.close().catch(() => {});
-    await rm(profile, { recursive: true, force: true });
-  }
-  process.exit(status);
-}
-
-main();
+main('e2e', run);
