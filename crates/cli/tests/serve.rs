@@ -1036,6 +1036,12 @@ async fn v1_answers_a_follow_up_without_waiting_and_ends_a_staged_write_with_how
         tool_reply("t2", "get_inbox_tasks", "{}"),
         tool_reply("p1", "create_project", r#"{"name": "Errands"}"#),
         text_reply("I staged a project called Errands."),
+        // 3. No earlier answer, no read: written at once.
+        tool_reply("p2", "create_project", r#"{"name": "Chores"}"#),
+        text_reply("Created Chores."),
+        // 4. Earlier answers sent back by the client (they may carry what earlier turns read): staged.
+        tool_reply("p3", "create_project", r#"{"name": "Hobbies"}"#),
+        text_reply("Staged Hobbies."),
     ])
     .await;
     let model_base = format!("{}/v1", model.uri());
@@ -1100,5 +1106,35 @@ async fn v1_answers_a_follow_up_without_waiting_and_ends_a_staged_write_with_how
     assert_eq!(
         sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
         "1"
+    );
+
+    let alone = |question: &str| {
+        let body = json!({"model": "tasks", "messages": [{"role": "user", "content": question}]});
+        let base = server.base.clone();
+        async move {
+            let (status, text) =
+                call(&base, "POST", "/v1/chat/completions", Some(body), false).await;
+            assert_eq!(status, 200, "{text}");
+            serde_json::from_str::<Value>(&text).unwrap()["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let third = alone("Make a project for chores").await;
+    assert_eq!(third, "Created Chores.");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Chores'"),
+        "1"
+    );
+    let fourth = ask("tasks", "Make a project for hobbies").await;
+    assert!(fourth.contains("as change set "), "{fourth}");
+    assert!(
+        fourth.contains("the earlier answers the client sent"),
+        "{fourth}"
+    );
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Hobbies'"),
+        "0"
     );
 }

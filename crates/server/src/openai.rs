@@ -139,6 +139,13 @@ async fn answer(
         ..Settings::default()
     };
     settings.check()?;
+    // The client sends the conversation's earlier answers back with each request, and they may carry what earlier
+    // turns read (a task title, a row): this turn's writes are held for review as if it had read it itself. (A
+    // conversation of the API keeps that on the server, where it is known.)
+    let tainted_by = history
+        .iter()
+        .any(|m| matches!(m, Message::Assistant { .. }))
+        .then(|| EARLIER_ANSWERS.to_owned());
     let (mut turn, mut events) = turns::assemble(
         &shared,
         &caller.principal,
@@ -146,7 +153,7 @@ async fn answer(
         &settings,
         &question,
         &Home::Detached,
-        None,
+        tainted_by,
     )
     .await?;
     let run = turn.start(&history, &question, Run::generate_id());
@@ -196,6 +203,9 @@ async fn answer(
     let stream = async_stream(events, chunk);
     Ok(Sse::new(stream).into_response())
 }
+
+/// What a `/v1` turn with earlier answers in its messages counts as having read.
+const EARLIER_ANSWERS: &str = "the earlier answers the client sent";
 
 /// The text a last event gives the client: the answer, what waits for approval, or what went wrong.
 fn final_text(event: &ServerEvent) -> Option<String> {

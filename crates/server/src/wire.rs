@@ -438,14 +438,17 @@ impl ChangeSetView {
             .enumerate()
             .map(|(i, c)| format!("{}. {}", i + 1, c.result))
             .collect();
+        let mut reasons: Vec<&str> = self.changes.iter().map(|c| c.reason.as_str()).collect();
+        reasons.dedup();
         format!(
             "{n} change{s} wait{v} for approval as change set {id} (nothing is written yet):\n{list}\n\
-             Apply them together with `steward changes apply {id}` or POST /api/changes/{id} \
+             Needs approval: {why}.\nApply them together with `steward changes apply {id}` or POST /api/changes/{id} \
              {{\"decision\": \"apply\"}}; discard them with {{\"decision\": \"discard\"}}.",
             s = if n == 1 { "" } else { "s" },
             v = if n == 1 { "s" } else { "" },
             id = self.id,
-            list = lines.join("\n")
+            list = lines.join("\n"),
+            why = reasons.join("; "),
         )
     }
 }
