@@ -2,6 +2,7 @@
 //! built-in agents are a list of them, one spelling each.
 
 use std::collections::BTreeMap;
+use steward_core::template::Template;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,8 +43,8 @@ pub struct LimitsDef {
     pub max_response_tokens: Option<u32>,
 }
 
-/// An agent, as data. Instructions may use `{{categories}}` (the expense categories), `{{schema}}` (the
-/// schema context for the question), `{{dialect}}` and `{{rules}}` (Steward's common rules).
+/// An agent, as data. Instructions may use `{categories}` (the expense categories), `{schema}` (the
+/// schema context for the question), `{dialect}` and `{rules}` (Steward's common rules).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentDef {
@@ -95,8 +96,8 @@ const EXPENSES: &str = "You record expenses and answer questions about spending.
 rate; the third is computed by the tool, never by you. An amount the user paid is gross unless they say net or \
 before tax.
 - For totals use expense_summary; to see individual expenses use list_expenses.
-- Categories: {{categories}}.
-{{rules}}";
+- Categories: {categories}.
+{rules}";
 
 const ORDERS: &str = "You answer questions about customers' orders: status, delivery date (ETA), shipment, items, totals.
 - Order codes, which users also call order numbers, are exactly 10 upper-case letters (e.g. QZKDLWPRTM); look one \
@@ -104,7 +105,7 @@ up with get_order. Write a code the user gave in upper case.
 - Without a code, search with find_orders (customer name or email, status, dates); it returns small pages.
 - For counts, revenue and best sellers use order_stats.
 - Never invent an order code, a status or a date; if nothing matches, say so.
-{{rules}}";
+{rules}";
 
 const TASKS: &str = "You organise the user's tasks into projects.
 - get_inbox_tasks lists the tasks without a project; get_projects lists the projects with their ids.
@@ -113,9 +114,9 @@ const TASKS: &str = "You organise the user's tasks into projects.
 project exists, use the id it gives.
 - When asked to sort the inbox, finish by calling get_inbox_tasks again to check that it is empty.
 - There is no way to delete tasks or projects; say so if asked.
-{{rules}}";
+{rules}";
 
-const ANALYST: &str = "You are a careful data analyst answering questions over a {{dialect}} database.
+const ANALYST: &str = "You are a careful data analyst answering questions over a {dialect} database.
 - Look before you query: use the schema below, and describe_tables for tables it does not show.
 - Prefer query_table for simple lookups; use run_sql for joins and aggregates. Only SELECT queries run.
 - For a question that needs several queries or that you cannot write at once, ask_database writes, checks and \
@@ -124,17 +125,17 @@ fixes the SQL for you.
 - If a query fails, read the error: it names the closest existing tables and columns. Fix the query and try again.
 - Never invent numbers: every figure in your answer comes from a query result. Say which query you ran.
 - If the question is ambiguous or the data cannot answer it, say so and ask.
-{{rules}}
+{rules}
 
 Schema:
-{{schema}}";
+{schema}";
 
 const ASSISTANT: &str = "You are Steward, an assistant for a small business. Hand each request to the specialist that \
 handles it:
-{{specialists}}
+{specialists}
 Pass the user's request in full, with every detail they gave (amounts, dates, codes, names). A request with \
 several parts may need several specialists. Then answer the user briefly from what they return.
-{{rules}}";
+{rules}";
 
 const ASSISTANT_ALONE: &str =
     "You are Steward, an assistant that acts carefully on the user's behalf.
@@ -233,47 +234,70 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
     out
 }
 
-/// Fills `{{name}}` placeholders from `values` in one pass: unknown names are left as they are, and a value is
-/// never expanded again (a table comment holding `{{rules}}` stays that text).
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let found = after.find("}}").and_then(|end| {
-            let name = &after[..end];
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, value)| (end, *value))
-        });
-        match found {
-            Some((end, value)) => {
-                out.push_str(value);
-                rest = &after[end + 2..];
-            }
-            None => {
-                out.push_str("{{");
-                rest = after;
-            }
-        }
+/// The names agent instructions may use: `{categories}` (the expense categories), `{schema}` (the schema
+/// context for the question), `{dialect}`, `{rules}` (Steward's common rules) and `{specialists}` (the agents it
+/// hands requests to).
+pub const INSTRUCTION_NAMES: &[&str] = &["categories", "schema", "dialect", "rules", "specialists"];
+
+/// Parses agent instructions in the one template syntax ([`steward_core::template`]): `{name}` for one of
+/// [`INSTRUCTION_NAMES`], `{{` and `}}` for braces. The error says which placeholder is wrong.
+pub fn instructions(text: &str) -> Result<Template, String> {
+    // The earlier form, `{{schema}}`, would now read as the text `{schema}`: said, not silently kept.
+    if let Some(name) = INSTRUCTION_NAMES
+        .iter()
+        .find(|n| text.contains(&format!("{{{{{n}}}}}")))
+    {
+        return Err(format!(
+            "`{{{{{name}}}}}` is the earlier form; write `{{{name}}}` (one pair of braces, as in every template; \
+             `{{{{` and `}}}}` are braces)"
+        ));
     }
-    out.push_str(rest);
-    out
+    let template = Template::parse(text)?;
+    if let Some(name) = template.names().find(|n| !INSTRUCTION_NAMES.contains(n)) {
+        return Err(format!(
+            "`{{{name}}}` is not a placeholder of instructions; they may use {} (write {{{{ and }}}} for braces)",
+            INSTRUCTION_NAMES
+                .iter()
+                .map(|n| format!("{{{n}}}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(template)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::render;
+    use super::*;
 
     #[test]
-    fn placeholders_are_filled_once_and_values_are_never_expanded_again() {
-        let values = [("schema", "t -- says {{rules}}"), ("rules", "R")];
-        assert_eq!(
-            render("{{schema}} / {{rules}} / {{unknown}} / {{", &values),
-            "t -- says {{rules}} / R / {{unknown}} / {{"
+    fn instructions_name_their_placeholders_once_and_values_are_never_expanded_again() {
+        let t = instructions("{schema} / {rules} / {{literal}}").unwrap_or_default();
+        let out = t.render(|n| {
+            Some(
+                if n == "schema" {
+                    "t -- says {rules}"
+                } else {
+                    "R"
+                }
+                .to_owned(),
+            )
+        });
+        assert_eq!(out.as_deref(), Some("t -- says {rules} / R / {literal}"));
+        let e = instructions("Today is {today}").unwrap_err();
+        assert!(
+            e.contains("`{today}` is not a placeholder of instructions"),
+            "{e}"
         );
-        assert_eq!(render("{{{{rules}}}}", &values), "{{R}}");
+        assert!(
+            instructions("Answer as JSON like {\"a\": 1}")
+                .unwrap_err()
+                .contains("write {{ and }}")
+        );
+        assert!(
+            instructions("{{schema}}")
+                .unwrap_err()
+                .contains("write `{schema}`")
+        );
     }
 }

@@ -586,11 +586,13 @@ impl App {
             .map(|d| d.categories().join(", "))
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| "see list_expenses".to_owned());
+        // Checked when the app was built (`checks`): the instructions parse, with names it knows.
+        let template = agents::instructions(&def.instructions).map_err(AppError::Config)?;
         // The schema as the run's principal may see it, ranked over that view only (a principal whose access
         // cannot be worked out sees no table); only for instructions that show it.
         let (schema, dialect) = match &self.kit {
             Some(kit) => {
-                let schema = if def.instructions.contains("{{schema}}") {
+                let schema = if template.names().any(|n| n == "schema") {
                     let catalog = kit.catalog_as(models.principal).unwrap_or_else(|_| {
                         Cow::Owned(steward_sql::nothing_visible(kit.catalog()))
                     });
@@ -602,16 +604,21 @@ impl App {
             }
             None => (String::new(), String::new()),
         };
-        let instructions = agents::render(
-            &def.instructions,
-            &[
-                ("categories", &categories),
-                ("schema", &schema),
-                ("dialect", &dialect),
-                ("rules", COMMON_RULES),
-                ("specialists", specialists.trim_end()),
-            ],
-        );
+        let values = [
+            ("categories", categories.as_str()),
+            ("schema", schema.as_str()),
+            ("dialect", dialect.as_str()),
+            ("rules", COMMON_RULES),
+            ("specialists", specialists.trim_end()),
+        ];
+        let instructions = template
+            .render(|name| {
+                values
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            })
+            .unwrap_or_default();
         let l = def.limits;
         let limits = Limits {
             max_steps: l.steps.unwrap_or(base.max_steps),

@@ -17,6 +17,12 @@ impl App {
                 )));
             }
             let place = |key: &str| self.config.locate(&["agents", name, key]);
+            if let Err(e) = crate::agents::instructions(&def.instructions) {
+                return Err(AppError::Config(format!(
+                    "{}: the instructions of the agent `{name}`: {e}",
+                    place("instructions")
+                )));
+            }
             for tool in &def.tools {
                 if !self.registry.contains(tool) {
                     let hint = closest(tool, self.registry.names())

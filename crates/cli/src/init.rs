@@ -303,7 +303,12 @@ fn render(s: &Starter<'_>) -> String {
         }
         out.push('\n');
     }
-    let hints: String = s.tools.iter().map(|t| format!("- {}\n", t.hint)).collect();
+    // Hints name tables and columns, which may hold braces: written as braces of the template syntax.
+    let hints: String = s
+        .tools
+        .iter()
+        .map(|t| format!("- {}\n", t.hint.replace('{', "{{").replace('}', "}}")))
+        .collect();
     let mut tools: Vec<String> = s.tools.iter().map(|t| yaml_key(&t.name)).collect();
     tools.extend(
         [
@@ -324,15 +329,15 @@ fn render(s: &Starter<'_>) -> String {
             s.name
         ))
     ));
-    out.push_str("    # {{dialect}}, {{schema}} (the tables that matter for the question) and {{rules}} are filled in.\n");
+    out.push_str("    # {dialect}, {schema} (the tables that matter for the question) and {rules} are filled in.\n");
     out.push_str("    instructions: |\n");
     let instructions = format!(
-        "You are a careful data analyst answering questions over a {{{{dialect}}}} database.\n\
+        "You are a careful data analyst answering questions over a {{dialect}} database.\n\
          {hints}\
          - {} query_table for simple lookups and run_sql (one read-only SELECT) for joins and aggregates;\n  \
          ask_database writes, checks and fixes the SQL for questions that need several queries.\n\
          - Every figure in your answer comes from a query result; say which query you ran.\n\
-         {{{{rules}}}}\n\nSchema:\n{{{{schema}}}}\n",
+         {{rules}}\n\nSchema:\n{{schema}}\n",
         if hints.is_empty() {
             "Use"
         } else {

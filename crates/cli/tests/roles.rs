@@ -503,3 +503,73 @@ async fn writes_that_read_nothing_do_not_hold_each_other() {
         (before + 2).to_string()
     );
 }
+
+/// One template syntax in `steward.yaml`: instructions use `{schema}` as row filters use `{principal.NAME}`;
+/// the earlier `{{schema}}`, an unknown name and a lone brace are named by `config check` with where they are,
+/// and a row filter's other placeholders are refused.
+#[test]
+fn config_check_names_template_mistakes_in_instructions_and_row_filters() {
+    let dir = scratch_dir("templates");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let config = format!("{dir}/steward.yaml");
+    let check = |agent: &str, filter: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "databases:\n  shop: sqlite://{db}\nagents:\n  helper:\n    description: Helps.\n    instructions: \"{agent}\"\n    tools: [run_sql]\nroles:\n  support:\n    sql:\n      rows: {{orders: \"{filter}\"}}\nprincipals:\n  ada: {{role: support, customer_id: 1}}\n"
+            ),
+        )
+        .unwrap();
+        let out = steward(&["config", "check", "-c", &config], &[], "");
+        (
+            out.status.code(),
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        )
+    };
+    let fine = "customer_id = {principal.customer_id}";
+    let (code, said) = check("Use {dialect}. {rules} Braces: {{x}}. {schema}", fine);
+    assert_eq!(code, Some(0), "{said}");
+    for (instructions, says) in [
+        (
+            "Schema: {{schema}}",
+            "`{{schema}}` is the earlier form; write `{schema}`",
+        ),
+        (
+            "Today is {today}",
+            "`{today}` is not a placeholder of instructions",
+        ),
+        ("Answer with {", "is not closed"),
+    ] {
+        let (code, said) = check(instructions, fine);
+        assert_eq!(code, Some(2), "{instructions}: {said}");
+        assert!(said.contains(says), "{instructions}: {said}");
+        assert!(
+            said.contains("steward.yaml:6:5: the instructions of the agent `helper`"),
+            "{said}"
+        );
+    }
+    let (_, _) = check("{rules}", "customer_id = {customer_id}");
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "SELECT count(*) FROM orders",
+        ],
+        &[],
+        "",
+    );
+    let said = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("a row filter's values are the principal's attributes, `{principal.NAME}`"),
+        "{said}"
+    );
+}

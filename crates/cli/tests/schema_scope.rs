@@ -3,7 +3,7 @@
 //! filtered table, in a forbidden table and in a masked column, and every surface that shows a schema is
 //! searched for them — `steward schema` (whole and ranked for a question), `tools call describe_tables`,
 //! `tools call list_tables`, `query_table`'s names in `tools list`, and the requests a model receives in
-//! `steward ask --agent analyst` (its `{{schema}}` system prompt, its tools, its observations) and in the
+//! `steward ask --agent analyst` (its `{schema}` system prompt, its tools, its observations) and in the
 //! `ask_database` sub-run the analyst starts (its schema prompt). A principal without SQL rules sees the
 //! canaries, so each search can fail.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

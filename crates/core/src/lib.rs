@@ -67,6 +67,7 @@ pub mod schema;
 mod scripted;
 mod spec;
 mod suspension;
+pub mod template;
 mod tool;
 mod toolbox;
 mod typed;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use steward_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::params::{NamedMap, Parameters};
-use super::template::{Body, Template, encode_component, value_text};
+use super::template::{self, Body, Template, encode_component, value_text};
 use super::{ToolDefError, check_name, check_params};
 
 mod response;
@@ -157,9 +157,9 @@ impl HttpTool {
             ));
         }
         let (origin, rest) = split_url(&def.url).map_err(|p| invalid(format!("url: {p}")))?;
-        let rest = Template::parse(rest).map_err(|p| invalid(format!("url: {p}")))?;
+        let rest = template::parse(rest).map_err(|p| invalid(format!("url: {p}")))?;
         let mut used: Vec<String> = Vec::new();
-        for p in rest.params() {
+        for p in rest.names() {
             let required = def
                 .parameters
                 .get(p)
@@ -176,8 +176,8 @@ impl HttpTool {
             .map_err(|e| invalid(format!("url: `{}` is not a valid URL: {e}", def.url)))?;
         let mut query = Vec::new();
         for (key, value) in def.query.iter() {
-            let t = Template::parse(value).map_err(|p| invalid(format!("query `{key}`: {p}")))?;
-            used.extend(t.params().map(str::to_owned));
+            let t = template::parse(value).map_err(|p| invalid(format!("query `{key}`: {p}")))?;
+            used.extend(t.names().map(str::to_owned));
             query.push((key.to_owned(), t));
         }
         let sends_body = matches!(
@@ -287,7 +287,7 @@ impl HttpTool {
     /// The URL of a call: values percent-encoded into the path and query, query pairs appended.
     fn url(&self, args: &Map<String, Value>) -> Result<Url, ToolError> {
         let missing = |p: &str| ToolError::new(format!("`{p}` is missing; give a value for it."));
-        if let Some(p) = self.rest.params().find(|p| !args.contains_key(*p)) {
+        if let Some(p) = self.rest.names().find(|p| !args.contains_key(*p)) {
             return Err(missing(p));
         }
         let rest = self

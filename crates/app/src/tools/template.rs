@@ -1,100 +1,19 @@
-//! Templates of declarative HTTP tools: `{name}` stands for a parameter's value (`{{` and `}}` for braces),
-//! `${VAR}` in a header for an environment variable, and a JSON body template whose string `"{name}"` is the
-//! parameter's typed value.
+//! Templates of declarative HTTP tools (the one syntax of [`steward_core::template`]): `{name}` stands for a
+//! parameter's value (`{{` and `}}` for braces), `${VAR}` in a header for an environment variable, and a JSON
+//! body template whose string `"{name}"` is the parameter's typed value.
 
 use serde_json::{Map, Value};
+pub(crate) use steward_core::template::Template;
 
-/// One piece of a text template.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Piece {
-    /// Text as written.
-    Text(String),
-    /// A parameter's value.
-    Param(String),
-}
-
-/// A text with `{name}` placeholders.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Template(Vec<Piece>);
-
-impl Template {
-    /// Parses a template; the error says what is wrong.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let mut pieces = Vec::new();
-        let mut literal = String::new();
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '{' if chars.peek() == Some(&'{') => {
-                    chars.next();
-                    literal.push('{');
-                }
-                '}' if chars.peek() == Some(&'}') => {
-                    chars.next();
-                    literal.push('}');
-                }
-                '{' => {
-                    let mut name = String::new();
-                    loop {
-                        match chars.next() {
-                            Some('}') => break,
-                            Some(c) => name.push(c),
-                            None => {
-                                return Err(format!(
-                                    "`{{{name}` is not closed; write {{name}} for a parameter or {{{{ for a brace"
-                                ));
-                            }
-                        }
-                    }
-                    if !super::params::plain_name(&name) {
-                        return Err(format!(
-                            "`{{{name}}}` is not a parameter placeholder; write {{name}} with a declared parameter's name, or {{{{ and }}}} for braces"
-                        ));
-                    }
-                    if !literal.is_empty() {
-                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
-                    }
-                    pieces.push(Piece::Param(name));
-                }
-                '}' => {
-                    return Err("a lone `}`; write }} for a brace".to_owned());
-                }
-                c => literal.push(c),
-            }
-        }
-        if !literal.is_empty() {
-            pieces.push(Piece::Text(literal));
-        }
-        Ok(Self(pieces))
+/// Parses a template of an HTTP tool: its names are parameters (no `.`).
+pub(crate) fn parse(text: &str) -> Result<Template, String> {
+    let t = Template::parse(text)?;
+    if let Some(name) = t.names().find(|n| !super::params::plain_name(n)) {
+        return Err(format!(
+            "`{{{name}}}` is not a parameter placeholder; write {{name}} with a declared parameter's name, or {{{{ and }}}} for braces"
+        ));
     }
-
-    /// The parameters it uses, in order (repeats included).
-    pub(crate) fn params(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().filter_map(|p| match p {
-            Piece::Param(name) => Some(name.as_str()),
-            Piece::Text(_) => None,
-        })
-    }
-
-    /// The parameter when the template is exactly one `{name}`.
-    pub(crate) fn sole_param(&self) -> Option<&str> {
-        match self.0.as_slice() {
-            [Piece::Param(name)] => Some(name),
-            _ => None,
-        }
-    }
-
-    /// The text with each parameter's value as `value` gives it; `None` when a parameter has no value.
-    pub(crate) fn render(&self, value: impl Fn(&str) -> Option<String>) -> Option<String> {
-        let mut out = String::new();
-        for piece in &self.0 {
-            match piece {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Param(name) => out.push_str(&value(name)?),
-            }
-        }
-        Some(out)
-    }
+    Ok(t)
 }
 
 /// A JSON body template.
@@ -117,10 +36,10 @@ impl Body {
     pub(crate) fn parse(value: &Value) -> Result<Self, String> {
         Ok(match value {
             Value::String(s) => {
-                let t = Template::parse(s)?;
-                match t.sole_param() {
+                let t = parse(s)?;
+                match t.sole_name() {
                     Some(name) => Self::Param(name.to_owned()),
-                    None if t.params().next().is_none() => Self::Literal(value.clone()),
+                    None if t.names().next().is_none() => Self::Literal(value.clone()),
                     None => Self::Text(t),
                 }
             }
@@ -141,7 +60,7 @@ impl Body {
         match self {
             Self::Literal(_) => {}
             Self::Param(name) => out.push(name.clone()),
-            Self::Text(t) => out.extend(t.params().map(str::to_owned)),
+            Self::Text(t) => out.extend(t.names().map(str::to_owned)),
             Self::Array(items) => items.iter().for_each(|b| b.params(out)),
             Self::Object(members) => members.iter().for_each(|(_, b)| b.params(out)),
         }
@@ -239,22 +158,19 @@ mod tests {
 
     #[test]
     fn templates_parse_and_render() {
-        let t = Template::parse("/users/{id}/posts{{x}}?q={q}").unwrap();
-        assert_eq!(t.params().collect::<Vec<_>>(), ["id", "q"]);
+        let t = parse("/users/{id}/posts{{x}}?q={q}").unwrap();
+        assert_eq!(t.names().collect::<Vec<_>>(), ["id", "q"]);
         let out = t.render(|n| Some(format!("<{n}>"))).unwrap();
         assert_eq!(out, "/users/<id>/posts{x}?q=<q>");
         assert!(t.render(|_| None).is_none());
+        assert!(parse("/a/{id").unwrap_err().contains("not closed"));
+        assert!(parse("/a/{a b}").unwrap_err().contains("not a placeholder"));
         assert!(
-            Template::parse("/a/{id")
+            parse("/a/{principal.id}")
                 .unwrap_err()
-                .contains("not closed")
+                .contains("not a parameter placeholder")
         );
-        assert!(
-            Template::parse("/a/{a b}")
-                .unwrap_err()
-                .contains("not a parameter")
-        );
-        assert!(Template::parse("/a/}").is_err());
+        assert!(parse("/a/}").is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! text: a claim holding `x\' OR 1=1 --` is one parameter, compared as a whole.
 
 use std::collections::BTreeMap;
+use steward_core::template::{Piece as TemplatePiece, Template};
 
 use serde_json::Value as Json;
 use sqlparser::parser::Parser;
@@ -63,33 +64,36 @@ impl Filter {
         condition: &str,
         attributes: &BTreeMap<String, Json>,
     ) -> Result<Self, String> {
+        // The one template syntax: `{principal.NAME}` for a value, `{{` and `}}` for braces.
+        let template =
+            Template::parse(condition).map_err(|e| format!("the row filter `{condition}`: {e}"))?;
         let mut pieces = Vec::new();
-        let mut rest = condition;
-        while let Some(start) = rest.find("{principal.") {
-            pieces.push(Piece::Text(rest[..start].to_owned()));
-            let after = &rest[start + "{principal.".len()..];
-            let end = after.find('}').ok_or_else(|| {
-                format!("the row filter `{condition}` has a `{{principal.` without `}}`")
-            })?;
-            let name = &after[..end];
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "the row filter `{condition}` names `{{principal.{name}}}`: attribute names are letters, digits and _"
-                ));
+        for piece in template.pieces() {
+            match piece {
+                TemplatePiece::Text(text) => pieces.push(Piece::Text(text.clone())),
+                TemplatePiece::Name(placeholder) => {
+                    let name = placeholder
+                        .strip_prefix("principal.")
+                        .filter(|n| !n.contains('.'))
+                        .ok_or_else(|| {
+                            format!(
+                                "the row filter `{condition}` names `{{{placeholder}}}`: a row filter's values are \
+                                 the principal's attributes, `{{principal.NAME}}`"
+                            )
+                        })?;
+                    let value = attributes.get(name).ok_or_else(|| {
+                        format!(
+                            "the row filter `{condition}` needs the principal's `{name}`, which this principal does not have"
+                        )
+                    })?;
+                    pieces.push(Piece::Value(param(value).ok_or_else(|| {
+                        format!(
+                            "the principal's `{name}` (used by the row filter `{condition}`) must be a number, a string or true/false"
+                        )
+                    })?));
+                }
             }
-            let value = attributes.get(name).ok_or_else(|| {
-                format!(
-                    "the row filter `{condition}` needs the principal's `{name}`, which this principal does not have"
-                )
-            })?;
-            pieces.push(Piece::Value(param(value).ok_or_else(|| {
-                format!(
-                    "the principal's `{name}` (used by the row filter `{condition}`) must be a number, a string or true/false"
-                )
-            })?));
-            rest = &after[end + 1..];
         }
-        pieces.push(Piece::Text(rest.to_owned()));
         let filter = Self {
             configured: condition.to_owned(),
             pieces,
