@@ -27,6 +27,48 @@ pub struct Decided {
     pub applied: Option<AppliedChanges>,
 }
 
+/// How a staging error begins when the change set's earlier writes no longer apply (the data changed under it).
+pub use steward_domains::changes::STALE;
+
+/// The most change sets one principal may leave waiting: the next is refused until they (or an approver) decide
+/// some, so that no one can bury everyone else's.
+pub const WAITING_PER_PRINCIPAL: usize = 50;
+
+/// The changes chosen from `set` (`only`, call ids) must be some of its own, named once each, and go with
+/// applying (discarding takes the whole set).
+fn check_chosen(set: &ChangeSet, apply: bool, only: Option<&[String]>) -> Result<(), AppError> {
+    let Some(only) = only else {
+        return Ok(());
+    };
+    if !apply {
+        return Err(AppError::Invalid(
+            "choosing changes goes with applying: discarding takes the whole change set".to_owned(),
+        ));
+    }
+    if only.is_empty() {
+        return Err(AppError::Invalid(
+            "no change was chosen: name at least one, or discard the change set".to_owned(),
+        ));
+    }
+    let ids: Vec<&str> = set.calls.iter().map(|s| s.call.id.as_str()).collect();
+    if let Some(unknown) = only.iter().find(|c| !ids.contains(&c.as_str())) {
+        return Err(AppError::Invalid(format!(
+            "`{unknown}` is not a change of change set {}; its changes are: {}",
+            set.id,
+            ids.join(", ")
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = ids.iter().find(|id| !seen.insert(**id)) {
+        return Err(AppError::Invalid(format!(
+            "two changes of change set {} have the id `{twice}` (the model reused a call id), so they cannot be \
+             chosen apart: apply them all, or discard the change set",
+            set.id
+        )));
+    }
+    Ok(())
+}
+
 /// The rows a change set writes in one table, in the order of its calls.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TableDiff {
@@ -147,6 +189,14 @@ impl App {
             ));
         };
         let set = store.change_set(id).await?;
+        if set.status == "superseded" {
+            return Err(AppError::Conflict(format!(
+                "change set {} grew after it was saved: it was {}, with the changes staged since; look at that \
+                 one and decide it",
+                set.id,
+                set.result.as_deref().unwrap_or("superseded")
+            )));
+        }
         if set.status != "waiting" {
             return Err(AppError::Conflict(format!(
                 "change set {} was already {}{}",
@@ -159,9 +209,10 @@ impl App {
             )));
         }
         let status = if apply { "applied" } else { "discarded" };
+        check_chosen(&set, apply, only)?;
         if apply {
-            self.may_apply(&set, decider)?;
-            self.check_same_database(&set.context)?;
+            self.may_apply_for(&set.principal, decider)?;
+            self.check_change_set_database(&set.context)?;
         }
         // Taken first, so that two people deciding at once cannot both act.
         if !store.decide_change_set(&set.id, status, by, None).await? {
@@ -203,7 +254,8 @@ impl App {
     }
 
     /// Adds the staged call `staged` to the change set `id` of a session of `surface` (calls staged one by one,
-    /// as MCP's are) while it waits; a set that was decided (or none) is started anew. Returns the set's id and
+    /// as MCP's are) while it waits: a new set with its calls and this one supersedes it (a set never changes
+    /// under someone reviewing it); a set that was decided (or none) is started anew. Returns the set's id and
     /// its calls so far (the next staged call replays them first).
     pub async fn add_to_change_set(
         &self,
@@ -223,11 +275,12 @@ impl App {
         let mut calls = earlier;
         calls.push(staged);
         if let Some(id) = id
-            && store.extend_change_set(id, &calls).await?
+            && let Some(new) = store.supersede_change_set(id, &calls).await?
         {
-            return Ok((id.to_owned(), calls));
+            return Ok((new, calls));
         }
         // Started anew: only the call just staged (the earlier ones were decided with their set).
+        self.room_for_change_set(principal).await?;
         let calls = calls.split_off(calls.len() - 1);
         let id = store
             .save_change_set(
@@ -241,6 +294,31 @@ impl App {
         Ok((id, calls))
     }
 
+    /// Refuses a new change set for `principal` when they already have [`WAITING_PER_PRINCIPAL`] waiting.
+    pub(crate) async fn room_for_change_set(&self, principal: &Principal) -> Result<(), AppError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let waiting = store
+            .change_sets(false)
+            .await?
+            .iter()
+            .filter(|s| s.principal.name == principal.name)
+            .count();
+        if waiting >= WAITING_PER_PRINCIPAL {
+            return Err(AppError::Conflict(format!(
+                "{} has {waiting} change sets waiting, the most one may; decide or discard some first \
+                 (`steward changes list`)",
+                if principal.name.is_empty() {
+                    "the local user"
+                } else {
+                    principal.name.as_str()
+                }
+            )));
+        }
+        Ok(())
+    }
+
     /// The calls of the change set `id` while it waits (empty when it was decided, or is not there).
     pub async fn waiting_calls(&self, id: &str) -> Vec<StagedCall> {
         let Some(store) = &self.store else {
@@ -252,53 +330,17 @@ impl App {
         }
     }
 
-    /// Whether `principal` may see and decide the change set `set`: it is theirs, or their role is one of the
-    /// roles that apply its asker's changes (`approve_by`). (Administrators see every set; the surface knows
-    /// who they are.)
+    /// Whether `principal` may see and decide the change set `set` (see [`crate::Config::reviews`]).
+    /// (Administrators see every set; the surface knows who they are.)
     pub fn may_review(&self, set: &ChangeSet, principal: &Principal) -> bool {
-        if set.principal.name == principal.name {
-            return true;
-        }
-        let approvers = self
-            .role(&set.principal)
-            .and_then(|(_, role)| role.approve_by.as_ref());
-        let theirs = self.role(principal).map(|(name, _)| name);
-        matches!((approvers, theirs), (Some(roles), Some(name)) if roles.iter().any(|r| r == name))
+        self.config.reviews(&set.principal, principal)
     }
 
-    /// Four eyes: whether `decider` may apply `set`, by the role of the principal who asked (its `approve_by`
-    /// roles, and `self_approval: false`). Discarding writes nothing and is always allowed.
-    fn may_apply(&self, set: &ChangeSet, decider: &Principal) -> Result<(), AppError> {
-        let Some((role_name, role)) = self.role(&set.principal) else {
-            return Ok(());
-        };
-        if !role.self_approval
-            && !set.principal.name.is_empty()
-            && decider.name == set.principal.name
-        {
-            return Err(AppError::Forbidden(format!(
-                "the role `{role_name}` does not let {} apply their own changes: someone else must{}",
-                set.principal.name,
-                match &role.approve_by {
-                    Some(roles) => format!(" (a principal with the role {})", roles.join(" or ")),
-                    None => String::new(),
-                }
-            )));
-        }
-        if let Some(roles) = &role.approve_by {
-            let theirs = self.role(decider).map(|(name, _)| name);
-            if !theirs.is_some_and(|name| roles.iter().any(|r| r == name)) {
-                return Err(AppError::Forbidden(format!(
-                    "changes asked by the role `{role_name}` are applied by a principal with the role {}{}",
-                    roles.join(" or "),
-                    match theirs {
-                        Some(name) => format!("; {by} has the role `{name}`", by = decider.name),
-                        None => String::new(),
-                    }
-                )));
-            }
-        }
-        Ok(())
+    /// Four eyes ([`crate::Config::four_eyes`]): whether `decider` may apply what `asker` asked for.
+    pub fn may_apply_for(&self, asker: &Principal, decider: &Principal) -> Result<(), AppError> {
+        self.config
+            .four_eyes(asker, decider)
+            .map_err(AppError::Forbidden)
     }
 
     /// What applies `staged` for `principal`; `None` for an empty set.

@@ -133,6 +133,68 @@ impl Source {
 }
 
 impl Config {
+    /// The role of `principal` with its definition (`None`: no role, or one the config does not define).
+    pub fn role_of(&self, principal: &steward_core::Principal) -> Option<(&str, &RoleDef)> {
+        let name = principal.role.as_deref()?;
+        self.roles
+            .get_key_value(name)
+            .map(|(n, def)| (n.as_str(), def))
+    }
+
+    /// Four eyes: whether `decider` may let the writes `asker` asked for happen (apply their change set, approve
+    /// their call), by the asker's role's `approve_by` roles and `self_approval`; the error says who may.
+    /// Refusing (discarding, denying) writes nothing and is always allowed.
+    pub fn four_eyes(
+        &self,
+        asker: &steward_core::Principal,
+        decider: &steward_core::Principal,
+    ) -> Result<(), String> {
+        let Some((role_name, role)) = self.role_of(asker) else {
+            return Ok(());
+        };
+        if !role.self_approval && !asker.name.is_empty() && decider.name == asker.name {
+            return Err(format!(
+                "the role `{role_name}` does not let {} apply their own changes: someone else must{}",
+                asker.name,
+                match &role.approve_by {
+                    Some(roles) => format!(" (a principal with the role {})", roles.join(" or ")),
+                    None => String::new(),
+                }
+            ));
+        }
+        if let Some(roles) = &role.approve_by {
+            let theirs = self.role_of(decider).map(|(name, _)| name);
+            if !theirs.is_some_and(|name| roles.iter().any(|r| r == name)) {
+                return Err(format!(
+                    "changes asked by the role `{role_name}` are applied by a principal with the role {}{}",
+                    roles.join(" or "),
+                    match theirs {
+                        Some(name) => format!("; {by} has the role `{name}`", by = decider.name),
+                        None => String::new(),
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `reviewer` sees and decides what `asker` asked for: it is theirs, or their role is one the
+    /// asker's role names in `approve_by`.
+    pub fn reviews(
+        &self,
+        asker: &steward_core::Principal,
+        reviewer: &steward_core::Principal,
+    ) -> bool {
+        if asker.name == reviewer.name {
+            return true;
+        }
+        let approvers = self
+            .role_of(asker)
+            .and_then(|(_, role)| role.approve_by.as_ref());
+        let theirs = self.role_of(reviewer).map(|(name, _)| name);
+        matches!((approvers, theirs), (Some(roles), Some(name)) if roles.iter().any(|r| r == name))
+    }
+
     /// The config named by `explicit`, else `STEWARD_CONFIG`, else `./steward.yaml` when it exists, else the
     /// built-in one.
     pub fn discover(explicit: Option<&Path>) -> Result<Self, AppError> {

@@ -188,13 +188,13 @@ impl DirectCall {
     /// tool runs in a transaction that replays them first and is rolled back, so nothing is written, and its
     /// real result is returned with the call (chained in the audit trail as `staged`).
     pub async fn stage(
-        mut self,
+        &self,
         reason: &str,
         earlier: Vec<StagedCall>,
     ) -> Result<StagedCall, ToolError> {
-        self.ctx = self.ctx.clone().with_staged(Some(earlier)).with_dry_run();
+        let ctx = self.ctx.clone().with_staged(Some(earlier)).with_dry_run();
         let start = chrono::Utc::now();
-        let result = self.tool.call(&self.ctx, self.args.clone()).await;
+        let result = self.tool.call(&ctx, self.args.clone()).await;
         self.trace(
             start,
             Some("staged"),
@@ -212,8 +212,8 @@ impl DirectCall {
         let output = result?;
         Ok(StagedCall {
             run_id: self.ctx.run_id.clone(),
-            call: self.call,
-            args: self.args,
+            call: self.call.clone(),
+            args: self.args.clone(),
             reason: reason.to_owned(),
             output,
         })

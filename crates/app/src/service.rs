@@ -259,11 +259,32 @@ impl App {
     /// Refuses to take up a parked run on another database than the one it ran on (its rows were read there,
     /// its previews made there): the error names both and says how to resume it where it ran.
     pub fn check_same_database(&self, context: &RunContext) -> Result<(), AppError> {
+        self.check_database_of(
+            "the run waited",
+            "resume it where it ran (`steward runs resume ID",
+            context,
+        )
+    }
+
+    /// [`App::check_same_database`] for a change set: it is applied on the database it was staged on.
+    pub fn check_change_set_database(&self, context: &RunContext) -> Result<(), AppError> {
+        self.check_database_of(
+            "the changes were staged",
+            "apply them where they were staged (`steward changes apply ID",
+            context,
+        )
+    }
+
+    fn check_database_of(
+        &self,
+        what: &str,
+        how: &str,
+        context: &RunContext,
+    ) -> Result<(), AppError> {
         let now = self.database_identity();
         match &context.database_identity {
             Some(then) if Some(then) != now.as_ref() => Err(AppError::Conflict(format!(
-                "the run waited on the database {then}, and this would resume it on {}; resume it where it ran \
-                 (`steward runs resume ID --db {}`{})",
+                "{what} on the database {then}, and this is {}; {how} --db {}`{})",
                 now.as_deref().unwrap_or("no database"),
                 context
                     .database
@@ -316,6 +337,14 @@ impl Turn {
     /// Who the turn is for.
     pub fn principal(&self) -> &Principal {
         &self.principal
+    }
+
+    /// Four eyes: why the person the turn is for may not apply its change set themselves (`None`: they may).
+    pub fn own_apply_refused(&self) -> Option<String> {
+        self.app
+            .config
+            .four_eyes(&self.principal, &self.principal)
+            .err()
     }
 
     /// The model's name.
@@ -413,6 +442,7 @@ impl Turn {
                 "the run staged changes, and there is no run store to save them in".to_owned(),
             ));
         };
+        self.app.room_for_change_set(&self.principal).await?;
         let staged = run.take_staged();
         let id = store
             .save_change_set(

@@ -98,9 +98,14 @@ async fn decide_changes(turn: &Turn, run: &mut Run, outcome: &Outcome) -> Option
         return None;
     }
     let style = Style::stderr();
-    if !interactive() && !matches!(outcome, Outcome::Cancelled) {
+    // Four eyes: a role whose changes someone else applies saves them, at a terminal too.
+    let refused = turn.own_apply_refused();
+    if (!interactive() || refused.is_some()) && !matches!(outcome, Outcome::Cancelled) {
         let n = run.staged().len();
         show_changes(run.staged());
+        if let Some(why) = &refused {
+            note!("{} {why}", style.warn("four eyes:"));
+        }
         return match turn.save_changes(run).await {
             Ok(Some(id)) => {
                 note!(

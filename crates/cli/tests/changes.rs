@@ -630,3 +630,65 @@ async fn the_inbox_change_set_on_mariadb() {
     let (url, _cleanup) = ServerDb::mariadb(&name);
     the_inbox_change_set_on(&url, &name).await;
 }
+
+/// Four eyes at a terminal too: a clerk whose changes a manager applies is not asked to apply them; the set is
+/// saved for the manager, and nothing is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn four_eyes_at_a_terminal_saves_the_set_instead_of_asking() {
+    let db = demo();
+    let dir = scratch_dir("changes-four-eyes-tty");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  clerk: {{approve_by: [manager], self_approval: false}}\n  \
+             manager: {{}}\nprincipals:\n  ada: {{role: clerk}}\n"
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("changes-four-eyes-tty-data");
+    let server = mock_openai(vec![
+        tool_reply("p1", "create_project", r#"{"name": "At a terminal"}"#),
+        text_reply("Staged."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let command = format!(
+        "{} ask -c '{config}' --principal ada -a tasks 'Make a project'",
+        env!("CARGO_BIN_EXE_steward"),
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = isolated(
+            "script",
+            &["-qec", &command, "/dev/null"],
+            &[("OPENAI_BASE_URL", &base), ("XDG_DATA_HOME", &data)],
+        )
+        .spawn()
+        .unwrap();
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let _ = stdin.write_all(b"y\n");
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{shown}");
+    assert!(shown.contains("four eyes:"), "{shown}");
+    assert!(
+        shown.contains("does not let ada apply their own changes"),
+        "{shown}"
+    );
+    assert!(!shown.contains("[y]es / [n]o"), "{shown}");
+    assert!(shown.contains("saved:"), "{shown}");
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name = 'At a terminal'"
+        ),
+        "0"
+    );
+}

@@ -437,12 +437,17 @@ fn a_write_after_reading_is_staged_in_a_change_set_that_a_person_applies() {
     assert_eq!(calls[2]["is_error"], false, "{moved}");
     assert!(moved.contains("to project #-1 Errands."), "{moved}");
     assert!(moved.contains("(2 changes so far)"), "{moved}");
-    let id = moved
-        .split("change set ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap()
-        .to_owned();
+    let set_of = |said: &str| {
+        said.split("change set ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap()
+            .to_owned()
+    };
+    let id = set_of(moved);
+    // The set grew into a new one: the first never changes under a reviewer, and applying it is refused.
+    let first = set_of(created);
+    assert_ne!(first, id);
     // Nothing written yet.
     assert_eq!(
         sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
@@ -455,6 +460,15 @@ fn a_write_after_reading_is_staged_in_a_change_set_that_a_person_applies() {
         text(&shown.stdout).contains("project: inbox → #-1 Errands"),
         "{}",
         text(&shown.stdout)
+    );
+    let old = steward(&["changes", "apply", &first, "--db", &db], &env, "");
+    assert_eq!(old.status.code(), Some(2), "{}", text(&old.stderr));
+    assert!(
+        text(&old.stderr).contains(&format!(
+            "grew after it was saved: it was superseded by {id}"
+        )),
+        "{}",
+        text(&old.stderr)
     );
     let applied = steward(&["changes", "apply", &id, "--db", &db], &env, "");
     assert_eq!(applied.status.code(), Some(0), "{}", text(&applied.stderr));

@@ -1138,3 +1138,181 @@ async fn v1_answers_a_follow_up_without_waiting_and_ends_a_staged_write_with_how
         "0"
     );
 }
+
+/// Four eyes on every way a write is let through, and nothing leaks by id: a clerk's write is staged even
+/// without outside data; a call the clerk's role approves one by one waits, the clerk's approval is 403 and a
+/// lead's runs it; an intern's id prefix finds nothing; a choice of no change, a change of another set, or a
+/// discard with a choice is a 400.
+#[tokio::test]
+async fn four_eyes_hold_for_approvals_and_choices_and_prefixes_leak_nothing() {
+    const ADA: &str = "ada-token-eyes-1";
+    const GRACE: &str = "grace-token-eyes-2";
+    const IAN: &str = "ian-token-eyes-3";
+    let dir = scratch_dir("serve-eyes");
+    let db = format!("{dir}/demo.sqlite");
+    assert_eq!(
+        steward(&["demo", "--db", &db], &[], "").status.code(),
+        Some(0)
+    );
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  clerk: {{approve_by: [lead], self_approval: false, approve: [add_expense]}}
+  lead: {{}}
+  intern: {{}}
+principals:
+  ada: {{role: clerk}}
+  grace: {{role: lead}}
+  ian: {{role: intern}}
+server:
+  tokens:
+    - {{name: ada, sha256: {a}, principal: ada}}
+    - {{name: grace, sha256: {g}, principal: grace}}
+    - {{name: ian, sha256: {i}, principal: ian}}
+"#,
+            a = token_sha256(ADA),
+            g = token_sha256(GRACE),
+            i = token_sha256(IAN)
+        ),
+    )
+    .unwrap();
+    let model = mock_openai(vec![
+        tool_reply("p1", "create_project", r#"{"name": "Errands"}"#),
+        text_reply("Staged Errands."),
+        tool_reply("p2", "create_project", r#"{"name": "Chores"}"#),
+        text_reply("Staged Chores."),
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("Added the taxi."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("serve-eyes-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let base = server.base.clone();
+    let (status, body) = call_as(
+        Some(ADA),
+        &base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "assistant"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let post = |agent: &str, content: &str| {
+        let base = base.clone();
+        let path = format!("/api/conversations/{id}/messages");
+        let body = json!({"content": content, "settings": {"agent": agent}});
+        async move {
+            let (status, text) = call_as(Some(ADA), &base, "POST", &path, Some(body), true).await;
+            assert_eq!(status, 200, "{text}");
+            events(&text)
+        }
+    };
+    // No outside data read, and still staged: the clerk's writes are applied by a lead.
+    let mut sets = Vec::new();
+    for ask in ["Make a project for errands", "Make a project for chores"] {
+        let turn = post("tasks", ask).await;
+        let set = turn
+            .iter()
+            .find(|e| e["type"] == "changes")
+            .unwrap_or_else(|| panic!("{turn:?}"));
+        assert!(
+            set["change_set"]["changes"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("writes are applied by a principal with the role lead"),
+            "{set}"
+        );
+        sets.push(set["change_set"]["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name IN ('Errands', 'Chores')"
+        ),
+        "0"
+    );
+
+    // The role's own approval of add_expense: waits; the clerk's yes is 403; the lead sees it and says yes.
+    let before = sqlite3(&db, "SELECT count(*) FROM expenses");
+    let turn = post("expenses", "Add a 12.50 taxi ride").await;
+    let last = turn.last().unwrap();
+    assert_eq!(last["type"], "approval", "{turn:?}");
+    let approval = last["approvals"][0]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/approvals/{approval}");
+    let yes = json!({"decision": "approve"});
+    let (status, body) = call_as(Some(ADA), &base, "POST", &path, Some(yes.clone()), false).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM expenses"), before);
+    let (status, body) = call_as(Some(IAN), &base, "POST", &path, Some(yes.clone()), false).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = call_as(Some(GRACE), &base, "GET", "/api/approvals", None, false).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&approval), "{body}");
+    let (status, body) = call_as(Some(GRACE), &base, "POST", &path, Some(yes), false).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM expenses")
+            .parse::<i64>()
+            .unwrap(),
+        before.parse::<i64>().unwrap() + 1
+    );
+
+    // An id prefix that matches several sets tells an intern nothing.
+    let prefix = &sets[0][..2];
+    let (status, body) = call_as(
+        Some(IAN),
+        &base,
+        "GET",
+        &format!("/api/changes/{prefix}"),
+        None,
+        false,
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        !body.contains(&sets[0]) && !body.contains(&sets[1]),
+        "{body}"
+    );
+
+    // Choices that say nothing clear are refused before anything is taken.
+    let decide = |body: Value| {
+        let path = format!("/api/changes/{}", sets[0]);
+        let base = base.clone();
+        async move { call_as(Some(GRACE), &base, "POST", &path, Some(body), false).await }
+    };
+    for (body, says) in [
+        (
+            json!({"decision": "apply", "calls": []}),
+            "no change was chosen",
+        ),
+        (
+            json!({"decision": "apply", "calls": ["p2"]}),
+            "is not a change of change set",
+        ),
+        (
+            json!({"decision": "discard", "calls": ["p1"]}),
+            "choosing changes goes with applying",
+        ),
+    ] {
+        let (status, text) = decide(body.clone()).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains(says), "{body}: {text}");
+    }
+    let (status, text) = decide(json!({"decision": "apply", "calls": ["p1"]})).await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM projects WHERE name = 'Errands'"),
+        "1"
+    );
+}

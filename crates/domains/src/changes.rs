@@ -108,6 +108,10 @@ fn difference(staged: &ToolOutput, now: &ToolOutput) -> Option<String> {
     Some("changes other rows than when it was staged".to_owned())
 }
 
+/// How the error of a write staged after a change set's earlier writes begins when one of those no longer
+/// applies (the data changed under the set).
+pub const STALE: &str = "An earlier staged change no longer applies";
+
 /// The tools whose calls can be staged.
 pub const STAGEABLE: &[&str] = &[
     "add_expense",
@@ -392,7 +396,7 @@ impl Store {
             if let Err(e) = write_named(self, &mut cx, &before.tool, before.arguments.clone()).await
             {
                 return Err(ToolError::new(format!(
-                    "An earlier staged change no longer applies ({} {}): {} Nothing is written.",
+                    "{STALE} ({} {}): {} Nothing is written.",
                     before.tool, before.call_id, e.message
                 )));
             }

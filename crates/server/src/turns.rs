@@ -323,8 +323,14 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &mut Run, status: RunSta
     let mut saved_at = None;
     // The writes the run staged are saved as one change set (a run that waits keeps them until it ends).
     let mut changes = None;
+    let mut unsaved = None;
     if let RunStatus::Done(outcome) = &status {
         changes = save_changes(shared, turn, run, outcome, home).await;
+        // Staged changes that could not be kept end the turn as a failure: the answer would speak of them.
+        if let Some(ServerEvent::Error { message, .. }) = &changes {
+            unsaved = Some(message.clone());
+            changes = None;
+        }
     }
     let (event, state, text) = match status {
         RunStatus::AwaitingApproval(requests) => match wait(turn, run, &requests, home).await {
@@ -373,14 +379,22 @@ async fn finish(shared: &Arc<Shared>, turn: &Turn, run: &mut Run, status: RunSta
             )
         }
     };
+    let (event, state, text) = match unsaved {
+        Some(message) => (
+            ServerEvent::error(run.id(), RunOutcome::Failed, message.clone()),
+            "idle",
+            message,
+        ),
+        None => (event, state, text),
+    };
     let tainted_by = run.tainted_by().map(str::to_owned);
     let mut event = event.tainted(tainted_by.clone());
     if let Some(changes) = &changes {
         turn.forwarder.send(changes.clone());
     }
     if let Home::Conversation(id) = home {
+        // The `changes` event was sent, and so kept, just before.
         let mut events = turn.forwarder.kept();
-        events.extend(changes.clone());
         events.push(event.clone());
         let events = serde_json::to_value(&events).unwrap_or_else(|_| Value::Array(Vec::new()));
         let ended = shared
@@ -454,8 +468,12 @@ async fn save_changes(
             change_set: ChangeSetView::of(&set),
         }),
         Err(e) => {
-            tracing::error!(run_id = %run.id(), "the staged changes could not be saved: {}", e.message());
-            None
+            let message = format!(
+                "the changes this run staged could not be saved, so nothing was written: {}",
+                e.message()
+            );
+            tracing::error!(run_id = %run.id(), "{message}");
+            Some(ServerEvent::error(run.id(), RunOutcome::Failed, message))
         }
     }
 }

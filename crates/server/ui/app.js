@@ -439,6 +439,7 @@ function decidedText(set) {
   const at = set.decided_at ? ` ${when(set.decided_at)}` : '';
   if (set.status === 'applied') return `Applied${by}${at}.${set.result ? ' Created: ' + set.result + '.' : ''}`;
   if (set.status === 'discarded') return `Discarded${by}${at}; nothing was written.`;
+  if (set.status === 'superseded') return `Replaced by a newer change set with the changes staged since (${set.result || 'see the list of change sets'}); nothing was written from this one.`;
   return '';
 }
 

@@ -105,6 +105,20 @@ impl Policy for RolePolicy {
             return Decision::Allow;
         }
         let writes = !spec.annotations.read_only;
+        // Four eyes: a role whose changes someone else applies has every write reviewed, not only those after
+        // outside data.
+        if writes && (self.role.approve_by.is_some() || !self.role.self_approval) {
+            return Decision::Review {
+                reason: format!(
+                    "{}'s writes are applied by {}",
+                    self.role_label(),
+                    match &self.role.approve_by {
+                        Some(roles) => format!("a principal with the role {}", roles.join(" or ")),
+                        None => "someone other than the person who asked".to_owned(),
+                    }
+                ),
+            };
+        }
         if writes && let Some(by) = run.tainted_by {
             return Decision::Review {
                 reason: format!(

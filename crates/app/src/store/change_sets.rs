@@ -76,26 +76,52 @@ impl RunStore {
         Ok(id)
     }
 
-    /// Replaces the calls of the change set `id` while it waits (a session staging one call after another);
-    /// false when it was decided meanwhile (or is not there).
-    pub async fn extend_change_set(
+    /// Replaces the change set `id`, while it waits, by a new one with `calls` (a session staging one call after
+    /// another): a set someone may be reviewing never changes under them; the old one reads `superseded` and
+    /// names the new one. `None` when it was decided meanwhile (or is not there).
+    pub async fn supersede_change_set(
         &self,
         id: &str,
         calls: &[StagedCall],
-    ) -> Result<bool, StoreError> {
-        let calls = serde_json::to_string(calls).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    ) -> Result<Option<String>, StoreError> {
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
+        let old = self.change_set(id).await?;
+        let new_id = steward_core::Run::generate_id();
         let mut tx = self.pool.begin().await?;
         let changed = tx
             .execute(
-                "UPDATE change_sets SET calls = $1 WHERE id = $2 AND status = 'waiting'",
-                vec![Arg::from(calls), Arg::from(id)],
+                "UPDATE change_sets SET status = 'superseded', result = $1, decided_at = $2 \
+                 WHERE id = $3 AND status = 'waiting'",
+                vec![
+                    Arg::from(format!("superseded by {new_id}")),
+                    Arg::from(Utc::now()),
+                    Arg::from(old.id.as_str()),
+                ],
             )
             .await?;
+        if changed != 1 {
+            return Ok(None);
+        }
+        tx.execute(
+            "INSERT INTO change_sets (id, run_id, agent, principal, calls, context, saved_at, status) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'waiting')",
+            vec![
+                Arg::from(new_id.as_str()),
+                Arg::from(old.run_id.as_str()),
+                Arg::from(old.agent.as_str()),
+                Arg::from(serde_json::to_string(&old.principal).map_err(corrupt)?),
+                Arg::from(serde_json::to_string(calls).map_err(corrupt)?),
+                Arg::from(serde_json::to_string(&old.context).map_err(corrupt)?),
+                Arg::from(Utc::now()),
+            ],
+        )
+        .await?;
         tx.commit().await?;
-        Ok(changed == 1)
+        Ok(Some(new_id))
     }
 
-    /// The change sets, newest first: only the waiting ones unless `all`.
+    /// The change sets, newest first: every waiting one (each principal has at most
+    /// [`crate::changes::WAITING_PER_PRINCIPAL`]), or with `all` the last 500 of any status.
     pub async fn change_sets(&self, all: bool) -> Result<Vec<ChangeSet>, StoreError> {
         const ALL: &str = concat!(
             "SELECT ",
@@ -105,7 +131,7 @@ impl RunStore {
         const WAITING: &str = concat!(
             "SELECT ",
             columns!(),
-            " FROM change_sets WHERE status = 'waiting' ORDER BY saved_at DESC, id DESC LIMIT 500"
+            " FROM change_sets WHERE status = 'waiting' ORDER BY saved_at DESC, id DESC"
         );
         let rows = self
             .pool

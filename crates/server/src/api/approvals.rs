@@ -29,7 +29,8 @@ pub(crate) struct DecisionResult {
     result: Option<ServerEvent>,
 }
 
-/// The approvals waiting: the caller's, or everyone's for administrators.
+/// The approvals waiting: the caller's, those their role approves (`approve_by`), or everyone's for
+/// administrators.
 #[utoipa::path(get, path = "/api/approvals", tag = "api", responses((status = 200, body = Vec<ApprovalView>)))]
 pub(crate) async fn list_approvals(
     State(shared): State<Arc<Shared>>,
@@ -38,14 +39,19 @@ pub(crate) async fn list_approvals(
     let mut out = Vec::new();
     for approval in shared.store.approvals(false).await? {
         let conversation = shared.store.conversation_of_run(&approval.run_id).await?;
-        let owner = match &conversation {
-            Some(c) => c.owner.clone(),
-            None => match shared.store.pending_run(&approval.run_id).await {
-                Ok(p) => p.principal.name,
-                Err(_) => continue,
-            },
+        let Ok(pending) = shared.store.pending_run(&approval.run_id).await else {
+            continue;
         };
-        if owner == caller.principal.name || caller.admin {
+        let owner = conversation
+            .as_ref()
+            .map_or(pending.principal.name.clone(), |c| c.owner.clone());
+        if owner == caller.principal.name
+            || caller.admin
+            || shared
+                .app
+                .config()
+                .reviews(&pending.principal, &caller.principal)
+        {
             out.push(ApprovalView::of(
                 &approval,
                 conversation.as_ref().map(|c| c.id.as_str()),
@@ -104,8 +110,20 @@ pub(crate) async fn decide(
     let owner = conversation
         .as_ref()
         .map_or(pending.principal.name.clone(), |c| c.owner.clone());
-    if owner != caller.principal.name && !caller.admin {
+    if owner != caller.principal.name
+        && !caller.admin
+        && !shared
+            .app
+            .config()
+            .reviews(&pending.principal, &caller.principal)
+    {
         return Err(ApiError::not_found("such approval"));
+    }
+    // Four eyes: letting the call run is for the roles the asker's role names (denying writes nothing).
+    if !matches!(approval, Approval::Reject { .. }) {
+        shared
+            .app
+            .may_apply_for(&pending.principal, &caller.principal)?;
     }
     // Decided and resumed in a task of its own: a client that goes away mid-request cannot leave the decision
     // saved and the run not resumed.

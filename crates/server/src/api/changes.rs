@@ -111,7 +111,16 @@ pub(crate) async fn decide_changes(
 /// The change set `id` when the caller may see it (theirs, one their role applies by `approve_by`, or any for
 /// an administrator); else not found.
 async fn visible(shared: &Shared, caller: &Caller, id: &str) -> Result<ChangeSet, ApiError> {
-    let set = shared.store.change_set(id).await?;
+    let set = match shared.store.change_set(id).await {
+        Ok(set) => set,
+        // Other people's ids are not listed to someone who may not see them.
+        Err(steward_app::store::StoreError::Ambiguous { .. }) if !caller.admin => {
+            return Err(ApiError::NotFound(format!(
+                "there is nothing with the id `{id}`"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
     if caller.admin || shared.app.may_review(&set, &caller.principal) {
         Ok(set)
     } else {

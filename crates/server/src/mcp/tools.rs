@@ -179,8 +179,24 @@ async fn stage(
         Some(id) => app.waiting_calls(id).await,
         None => Vec::new(),
     };
-    let open = open.filter(|_| !earlier.is_empty());
-    let staged = match call.stage(reason, earlier.clone()).await {
+    let mut open = open.filter(|_| !earlier.is_empty());
+    let mut earlier = earlier;
+    let mut stale = None;
+    let mut result = call.stage(reason, earlier.clone()).await;
+    if result
+        .as_ref()
+        .is_err_and(|e| e.message.starts_with(steward_app::changes::STALE))
+    {
+        // The open set no longer applies (the data changed under it): alone, this change starts a new set, and
+        // the old one waits for a person to discard it.
+        let alone = call.stage(reason, Vec::new()).await;
+        if alone.is_ok() {
+            stale = open.take();
+            earlier.clear();
+        }
+        result = alone;
+    }
+    let staged = match result {
         Ok(staged) => staged,
         Err(e) => {
             if let Some(diagnostic) = &e.diagnostic {
@@ -204,8 +220,17 @@ async fn stage(
         Ok((id, calls)) => {
             server.keep_change_set(principal, &id);
             let n = calls.len();
+            let stale = stale
+                .map(|old| {
+                    format!(
+                        "\nThe change set {old} this session was adding to no longer applies (the data changed \
+                         since it was staged), so this change starts a new one; {old} waits for a person to \
+                         discard it. Its rows (-1, -2, …) are not this set's."
+                    )
+                })
+                .unwrap_or_default();
             let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
-                "Staged, not written yet: {content}\nNeeds approval: {reason}. This change waits in change set \
+                "Staged, not written yet: {content}{stale}\nNeeds approval: {reason}. This change waits in change set \
                  {id} ({n} change{s} so far) for a person to apply it; nothing is written until then. Tell the \
                  user: apply with `steward changes apply {id}` (or in the web UI, or POST /api/changes/{id} \
                  {{\"decision\": \"apply\"}}), or discard with `steward changes discard {id}`. Rows it creates \

@@ -106,6 +106,8 @@ async function run(page, errors) {
   const again = page.locator('.card.changes').last();
   await visible(again.locator('.decision', { hasText: /Applied by \S+/ }), 'the decided card after a reload');
   if (await again.locator('button.apply-all').isVisible()) fail('a decided card offers Apply after a reload');
+  const cards = await page.locator('.card.changes').count();
+  if (cards !== 1) fail(`after a reload the conversation shows ${cards} change-set cards, not 1`);
   const skipped = await again.locator('ul.diff li.skipped').count();
   if (skipped !== n) fail(`after a reload ${skipped} rows read as discarded, not ${n}`);
   const kept = await again.locator('ul.diff input:checked').count();
