@@ -49,6 +49,11 @@ pub(crate) struct ApproveArgs {
     #[arg(long, value_name = "JSON")]
     edit: Option<String>,
 
+    /// Who approves (`--principal`, `--role`): checked against the asker's role's `approve_by` and
+    /// `self_approval` (four eyes).
+    #[command(flatten)]
+    identity: crate::agents::IdentityArgs,
+
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -84,6 +89,7 @@ pub(crate) async fn run(command: ApprovalsCommand, config: &ConfigFile) -> anyho
                     Approval::Edit { arguments }
                 }
             };
+            four_eyes(config, &args).await?;
             decide(config, &args.store, &args.id, &decision).await
         }
         ApprovalsCommand::Deny(args) => {
@@ -125,6 +131,29 @@ fn row(a: &PendingApproval) -> Vec<String> {
         crate::out::flat_cut(&a.reason, 60),
         a.decision.clone().unwrap_or_else(|| "waiting".to_owned()),
     ]
+}
+
+/// Four eyes: refuses an approval by someone the asker's role does not let approve its writes (themselves, with
+/// `self_approval: false`; a role `approve_by` does not name).
+async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<()> {
+    let loaded = config.load()?;
+    let mut decider = args.identity.principal(&loaded)?;
+    if decider.name.is_empty() {
+        decider.name = whoami();
+    }
+    let store = crate::runs::open(config, &args.store).await?;
+    let asker = match store.approval(&args.id).await {
+        Ok(found) => store.pending_run(&found.run_id).await.map(|p| p.principal),
+        Err(e) => Err(e),
+    };
+    store.close().await;
+    // An approval that is not found is said by `decide`.
+    if let Ok(asker) = asker {
+        loaded
+            .four_eyes(&asker, &decider)
+            .map_err(|why| anyhow::Error::new(steward_app::AppError::Forbidden(why)))?;
+    }
+    Ok(())
 }
 
 async fn decide(

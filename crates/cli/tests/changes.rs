@@ -692,3 +692,99 @@ async fn four_eyes_at_a_terminal_saves_the_set_instead_of_asking() {
         "0"
     );
 }
+
+/// Four eyes on a call the clerk's role approves one by one: `steward approvals approve` refuses the clerk
+/// (and an intern) and takes a manager's yes.
+#[test]
+fn four_eyes_hold_for_steward_approvals_approve() {
+    let db = demo();
+    let dir = scratch_dir("approvals-four-eyes");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  clerk: {{approve_by: [manager], self_approval: false, approve: [add_expense]}}\n  \
+             manager: {{}}\n  intern: {{}}\nprincipals:\n  ada: {{role: clerk}}\n  mia: {{role: manager}}\n  ian: {{role: intern}}\n"
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("approvals-four-eyes-data");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mock_openai(vec![
+        tool_reply(
+            "e1",
+            "add_expense",
+            r#"{"description": "Four eyes taxi", "net_amount": 10, "tax_rate": 0.2, "date": "2026-11-21"}"#,
+        ),
+        text_reply("Added."),
+    ]));
+    let base = format!("{}/v1", server.uri());
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("XDG_DATA_HOME", data.as_str()),
+    ];
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "expenses",
+            "Taxi for 10",
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let listed = steward(&["approvals", "list", "--json"], &env, "");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let approve = |who: &str| {
+        steward(
+            &[
+                "approvals",
+                "approve",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                &id,
+            ],
+            &env,
+            "",
+        )
+    };
+    for who in ["ada", "ian"] {
+        let refused = approve(who);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+        assert!(
+            text(&refused.stderr).contains("role"),
+            "{}",
+            text(&refused.stderr)
+        );
+    }
+    let taxis = || {
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM expenses WHERE description = 'Four eyes taxi'",
+        )
+    };
+    assert_eq!(taxis(), "0");
+    let yes = approve("mia");
+    assert_eq!(yes.status.code(), Some(0), "{}", text(&yes.stderr));
+    let resumed = steward(
+        &[
+            "runs",
+            "resume",
+            "-c",
+            &config,
+            &listed[0]["run_id"].as_str().unwrap().to_owned(),
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(taxis(), "1");
+}
