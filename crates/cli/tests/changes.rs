@@ -780,7 +780,7 @@ fn four_eyes_hold_for_steward_approvals_approve() {
             "resume",
             "-c",
             &config,
-            &listed[0]["run_id"].as_str().unwrap().to_owned(),
+            listed[0]["run_id"].as_str().unwrap(),
         ],
         &env,
         "",

@@ -648,12 +648,7 @@ async fn deleting_a_conversation_that_waits_withdraws_its_approval() {
 /// the analyst (handing it the request is not a write) and is answered, with no approval and no 409.
 #[tokio::test]
 async fn a_read_only_follow_up_after_a_read_is_answered_without_approval() {
-    let dir = scratch_dir("serve-follow-up");
-    let db = format!("{dir}/demo.sqlite");
-    assert_eq!(
-        steward(&["demo", "--db", &db], &[], "").status.code(),
-        Some(0)
-    );
+    let (dir, db) = demo_in("serve-follow-up");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
     let monthly =
@@ -715,12 +710,7 @@ async fn a_read_only_follow_up_after_a_read_is_answered_without_approval() {
 /// A change set `steward ask` saved (no terminal) is listed and decided over the API, once.
 #[tokio::test]
 async fn a_saved_change_set_is_listed_and_applied_over_the_api_once() {
-    let dir = scratch_dir("serve-changes");
-    let db = format!("{dir}/demo.sqlite");
-    assert_eq!(
-        steward(&["demo", "--db", &db], &[], "").status.code(),
-        Some(0)
-    );
+    let (dir, db) = demo_in("serve-changes");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
     let data = scratch_dir("serve-changes-data");
@@ -821,12 +811,7 @@ async fn a_saved_change_set_is_listed_and_applied_over_the_api_once() {
 async fn a_conversation_stages_its_writes_as_one_change_set_that_another_role_applies() {
     const ADA: &str = "ada-token-changes-1";
     const GRACE: &str = "grace-token-changes-2";
-    let dir = scratch_dir("serve-staged");
-    let db = format!("{dir}/demo.sqlite");
-    assert_eq!(
-        steward(&["demo", "--db", &db], &[], "").status.code(),
-        Some(0)
-    );
+    let (dir, db) = demo_in("serve-staged");
     let tasks = inbox(&db);
     assert_eq!(tasks.len(), 8);
     let config = format!("{dir}/steward.yaml");
@@ -1013,12 +998,7 @@ server:
 /// with the change set's id and how to apply it; nothing is written until it is applied.
 #[tokio::test]
 async fn v1_answers_a_follow_up_without_waiting_and_ends_a_staged_write_with_how_to_apply_it() {
-    let dir = scratch_dir("serve-v1-staged");
-    let db = format!("{dir}/demo.sqlite");
-    assert_eq!(
-        steward(&["demo", "--db", &db], &[], "").status.code(),
-        Some(0)
-    );
+    let (dir, db) = demo_in("serve-v1-staged");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
     let monthly =
@@ -1148,12 +1128,7 @@ async fn four_eyes_hold_for_approvals_and_choices_and_prefixes_leak_nothing() {
     const ADA: &str = "ada-token-eyes-1";
     const GRACE: &str = "grace-token-eyes-2";
     const IAN: &str = "ian-token-eyes-3";
-    let dir = scratch_dir("serve-eyes");
-    let db = format!("{dir}/demo.sqlite");
-    assert_eq!(
-        steward(&["demo", "--db", &db], &[], "").status.code(),
-        Some(0)
-    );
+    let (dir, db) = demo_in("serve-eyes");
     let config = format!("{dir}/steward.yaml");
     std::fs::write(
         &config,
