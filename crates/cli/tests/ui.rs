@@ -214,6 +214,69 @@ server:
     }
 }
 
+/// Four eyes in the browser: the clerk's own Apply is refused on the card with the reason; the lead signs in,
+/// finds the set under "Changes to decide" (on a phone), applies it, and the rows are written once.
+#[tokio::test]
+async fn the_web_ui_lets_a_lead_apply_what_a_clerk_may_not() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
+    const LEAD: &str = "ui-test-lead-token-2c9d";
+    let (dir, db) = demo_in("ui-approver");
+    let tasks = inbox(&db);
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  clerk: {{agents: [tasks], approve_by: [lead], self_approval: false}}
+  lead: {{}}
+principals:
+  ada: {{role: clerk}}
+  grace: {{role: lead}}
+defaults: {{agent: tasks}}
+server:
+  tokens:
+    - {{name: ada, sha256: {ada}, principal: ada}}
+    - {{name: grace, sha256: {grace}, principal: grace}}
+"#,
+            ada = token_sha256(TOKEN),
+            grace = token_sha256(LEAD)
+        ),
+    )
+    .unwrap();
+    let model = mock_openai(inbox_model(&tasks)).await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("ui-approver-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let report = node(
+        &ui,
+        "approver.mjs",
+        &server.base,
+        &shots,
+        &[("STEWARD_APPROVER_TOKEN", LEAD)],
+    )
+    .await;
+    drop(server);
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM projects WHERE name IN ('Birthday party', 'Garden')"
+        ),
+        "2",
+        "{report}"
+    );
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*) FROM tool_calls"),
+        "10",
+        "{report}"
+    );
+}
+
 /// Runs the browser script `script` against the server at `base` (signing in with [`TOKEN`]), with `env`
 /// besides; fails the test with its report unless it passed. Returns the report.
 async fn node(ui: &Path, script: &str, base: &str, shots: &Path, env: &[(&str, &str)]) -> String {

@@ -532,6 +532,7 @@ function changeSetCard(set) {
       const body = only ? { decision, calls: only } : { decision };
       const result = await (await api('POST', `/api/changes/${encodeURIComponent(set.id)}`, body)).json();
       show(result.change_set);
+      refreshChangeSets();
       if (decision === 'apply') {
         const left = changes.length - (result.written ?? 0);
         status.textContent = `${decidedText(result.change_set)} ${plural(result.written ?? 0, 'change', 'changes')} written${left > 0 ? `; ${left} discarded` : ''}.`;
@@ -567,6 +568,33 @@ function emptyChat() {
 async function refreshConversations() {
   try { state.conversations = await (await api('GET', '/api/conversations')).json(); } catch (err) { setStatus(err.message); }
   renderConversations();
+  refreshChangeSets();
+}
+
+/** The change sets that wait for a decision and were not staged in this person's conversations: other
+ *  people's sets this person applies (a role's `approve_by`), and sets saved by `steward ask`. */
+async function refreshChangeSets() {
+  let sets = [];
+  try { sets = await (await api('GET', '/api/changes')).json(); } catch { /* the list stays as it was */ return; }
+  const mine = state.me && state.me.principal;
+  const list = $('change-sets');
+  const others = sets.filter((set) => set.status === 'waiting' && set.asked_by !== mine);
+  $('change-sets-head').hidden = !others.length;
+  list.replaceChildren(...others.map((set) => el('li', null,
+    el('button', { type: 'button', class: 'open', onclick: () => openChangeSet(set) },
+      el('span', { class: 'name', text: `${set.asked_by || 'someone'} · ${plural((set.changes || []).length, 'change', 'changes')}` }),
+      el('span', { class: 'meta muted small', text: [when(set.saved_at), set.agent].filter(Boolean).join(' · ') })))));
+}
+
+/** A change set on its own in the main area, to decide. */
+function openChangeSet(set) {
+  if (state.busy) { setStatus('Wait for the current run to finish.'); return; }
+  state.conversation = null;
+  save('conversation', null);
+  renderConversations();
+  toggleSidebar(false);
+  $('title').textContent = `Changes asked by ${set.asked_by || 'someone'}`;
+  $('chat').replaceChildren(el('article', { class: 'turn assistant', 'aria-label': 'Change set' }, changeSetCard(set)));
 }
 
 function renderConversations() {
