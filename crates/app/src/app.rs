@@ -431,11 +431,7 @@ impl App {
 
     /// The role of `principal` with its definition (`None`: the local user without a role).
     pub fn role(&self, principal: &Principal) -> Option<(&str, &RoleDef)> {
-        let name = principal.role.as_deref()?;
-        self.config
-            .roles
-            .get_key_value(name)
-            .map(|(n, def)| (n.as_str(), def))
+        self.config.role_of(principal)
     }
 
     /// The agent `principal` runs when none is named: the default agent when its role allows it, else the

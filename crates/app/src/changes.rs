@@ -299,12 +299,7 @@ impl App {
         let Some(store) = &self.store else {
             return Ok(());
         };
-        let waiting = store
-            .change_sets(false)
-            .await?
-            .iter()
-            .filter(|s| s.principal.name == principal.name)
-            .count();
+        let waiting = store.waiting_change_sets_of(&principal.name).await?;
         if waiting >= WAITING_PER_PRINCIPAL {
             return Err(AppError::Conflict(format!(
                 "{} has {waiting} change sets waiting, the most one may; decide or discard some first \

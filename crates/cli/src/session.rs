@@ -256,39 +256,22 @@ fn diff_lines(staged: &[steward_core::StagedCall]) -> Vec<String> {
     for table in steward_app::changes::diff_by_table(staged) {
         out.push(format!("  {}", style.bold(&format!("{}:", table.table))));
         for row in &table.rows {
-            let (mark, fields) = match row.change.op {
-                steward_core::RowOp::Insert => (
-                    "+",
-                    row.change
-                        .fields
-                        .iter()
-                        .map(|f| format!("{}: {}", f.column, f.after.as_deref().unwrap_or("")))
-                        .collect::<Vec<_>>(),
-                ),
-                steward_core::RowOp::Update => (
-                    "~",
-                    row.change
-                        .fields
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "{}: {} → {}",
-                                f.column,
-                                f.before.as_deref().unwrap_or(""),
-                                f.after.as_deref().unwrap_or("")
-                            )
-                        })
-                        .collect(),
-                ),
-                _ => (
-                    "-",
-                    row.change
-                        .fields
-                        .iter()
-                        .map(|f| format!("{}: {}", f.column, f.before.as_deref().unwrap_or("")))
-                        .collect(),
-                ),
+            let mark = match row.change.op {
+                steward_core::RowOp::Insert => "+",
+                steward_core::RowOp::Update => "~",
+                _ => "-",
             };
+            // Each column as it changes: `name: Garden`, or `project: inbox → #-1 Birthday party`.
+            let fields: Vec<String> = row
+                .change
+                .fields
+                .iter()
+                .map(|f| match (&f.before, &f.after) {
+                    (Some(before), Some(after)) => format!("{}: {before} → {after}", f.column),
+                    (Some(value), None) | (None, Some(value)) => format!("{}: {value}", f.column),
+                    (None, None) => format!("{}:", f.column),
+                })
+                .collect();
             out.push(format!(
                 "    {mark} {}  {}  {}",
                 row.change.row,

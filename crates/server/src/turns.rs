@@ -159,23 +159,25 @@ pub(crate) async fn history(
     messages: &[steward_app::store::ConversationMessage],
     keep: usize,
 ) -> Vec<Message> {
+    let said: Vec<&steward_app::store::ConversationMessage> = messages
+        .iter()
+        .filter(|m| !m.content.trim().is_empty() && matches!(m.role.as_str(), "user" | "assistant"))
+        .collect();
+    // Only the messages sent are read further (their change sets looked up).
+    let kept = &said[said.len().saturating_sub(keep)..];
     let mut out: Vec<Message> = Vec::new();
-    for m in messages.iter().filter(|m| !m.content.trim().is_empty()) {
-        match m.role.as_str() {
-            "user" => out.push(Message::user(m.content.clone())),
-            "assistant" => {
-                out.push(Message::assistant(m.content.clone()));
-                for set in staged_sets(m) {
-                    if let Ok(now) = shared.store.change_set(&set).await {
-                        out.push(Message::system(change_note(&now)));
-                    }
-                }
+    for m in kept {
+        if m.role == "user" {
+            out.push(Message::user(m.content.clone()));
+            continue;
+        }
+        out.push(Message::assistant(m.content.clone()));
+        for set in staged_sets(m) {
+            if let Ok(now) = shared.store.change_set(&set).await {
+                out.push(Message::system(change_note(&now)));
             }
-            _ => {}
         }
     }
-    let skip = out.len().saturating_sub(keep);
-    out.drain(..skip);
     out
 }
 

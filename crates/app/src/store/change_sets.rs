@@ -120,6 +120,26 @@ impl RunStore {
         Ok(Some(new_id))
     }
 
+    /// How many change sets the principal named `name` left waiting (only the asker of each is read).
+    pub async fn waiting_change_sets_of(&self, name: &str) -> Result<usize, StoreError> {
+        let rows = self
+            .pool
+            .fetch(
+                "SELECT principal FROM change_sets WHERE status = 'waiting'",
+                vec![],
+            )
+            .await?;
+        let mut n = 0;
+        for row in &rows {
+            let asker: steward_core::Principal = serde_json::from_str(&row.string(0)?)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            if asker.name == name {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// The change sets, newest first: every waiting one (each principal has at most
     /// [`crate::changes::WAITING_PER_PRINCIPAL`]), or with `all` the last 500 of any status.
     pub async fn change_sets(&self, all: bool) -> Result<Vec<ChangeSet>, StoreError> {

@@ -39,19 +39,18 @@ pub(crate) async fn list_approvals(
     let mut out = Vec::new();
     for approval in shared.store.approvals(false).await? {
         let conversation = shared.store.conversation_of_run(&approval.run_id).await?;
-        let Ok(pending) = shared.store.pending_run(&approval.run_id).await else {
-            continue;
-        };
-        let owner = conversation
-            .as_ref()
-            .map_or(pending.principal.name.clone(), |c| c.owner.clone());
-        if owner == caller.principal.name
-            || caller.admin
-            || shared
-                .app
-                .config()
-                .reviews(&pending.principal, &caller.principal)
-        {
+        let mine = caller.admin
+            || conversation
+                .as_ref()
+                .is_some_and(|c| c.owner == caller.principal.name);
+        // The run is read only when the conversation does not settle it: another principal's run, which the
+        // caller sees when their role approves the asker's (`approve_by`).
+        let visible = mine
+            || match shared.store.pending_run(&approval.run_id).await {
+                Ok(p) => shared.app.config().reviews(&p.principal, &caller.principal),
+                Err(_) => false,
+            };
+        if visible {
             out.push(ApprovalView::of(
                 &approval,
                 conversation.as_ref().map(|c| c.id.as_str()),

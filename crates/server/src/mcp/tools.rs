@@ -175,12 +175,11 @@ async fn stage(
     let name = call.call().name.clone();
     let agent = call.agent().to_owned();
     let open = server.change_set_of(principal);
-    let earlier = match &open {
+    let mut earlier = match &open {
         Some(id) => app.waiting_calls(id).await,
         None => Vec::new(),
     };
     let mut open = open.filter(|_| !earlier.is_empty());
-    let mut earlier = earlier;
     let mut stale = None;
     let mut result = call.stage(reason, earlier.clone()).await;
     if result
