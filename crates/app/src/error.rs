@@ -97,7 +97,9 @@ impl AppError {
             Self::Forbidden(_) => ErrorKind::Forbidden,
             Self::NotFound(_) => ErrorKind::NotFound,
             Self::Conflict(_) => ErrorKind::Conflict,
-            Self::Store(crate::store::StoreError::NotFound(_)) => ErrorKind::NotFound,
+            Self::Store(
+                crate::store::StoreError::NotFound(_) | crate::store::StoreError::NoChangeSet(_),
+            ) => ErrorKind::NotFound,
             Self::Sql(e) => match e.kind() {
                 SqlErrorKind::Refused => ErrorKind::Forbidden,
                 SqlErrorKind::Constraint => ErrorKind::Conflict,

@@ -788,3 +788,22 @@ fn four_eyes_hold_for_steward_approvals_approve() {
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
     assert_eq!(taxis(), "1");
 }
+
+/// An id that names no change set says so, in the words of change sets.
+#[test]
+fn an_unknown_change_set_is_named_as_one() {
+    let data = scratch_dir("changes-unknown");
+    let out = steward(
+        &["changes", "apply", "nope"],
+        &[("XDG_DATA_HOME", &data)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "no change set matches `nope` (`steward changes list` shows the ones that wait)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}

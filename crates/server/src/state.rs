@@ -373,7 +373,7 @@ impl ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NotFound(what) => {
+            StoreError::NotFound(what) | StoreError::NoChangeSet(what) => {
                 Self::NotFound(format!("there is nothing with the id `{what}`"))
             }
             StoreError::Ambiguous { .. } => Self::BadRequest(e.to_string()),

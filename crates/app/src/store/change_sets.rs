@@ -164,7 +164,7 @@ impl RunStore {
     pub async fn change_set(&self, id: &str) -> Result<ChangeSet, StoreError> {
         let wanted = id.trim();
         if wanted.is_empty() || wanted.contains(['%', '_']) {
-            return Err(StoreError::NotFound(id.to_owned()));
+            return Err(StoreError::NoChangeSet(id.to_owned()));
         }
         const ONE: &str = concat!(
             "SELECT ",
@@ -176,9 +176,10 @@ impl RunStore {
             .fetch(ONE, vec![Arg::from(format!("{wanted}%"))])
             .await?;
         match rows.as_slice() {
-            [] => Err(StoreError::NotFound(id.to_owned())),
+            [] => Err(StoreError::NoChangeSet(id.to_owned())),
             [one] => read(one),
             many => Err(StoreError::Ambiguous {
+                what: "change sets",
                 prefix: id.to_owned(),
                 candidates: many.iter().filter_map(|r| r.string(0).ok()).collect(),
             }),

@@ -111,9 +111,14 @@ pub enum StoreError {
     /// No run has this id or id prefix.
     #[error("no stored run matches `{0}` (`steward runs list` shows the runs)")]
     NotFound(String),
-    /// Several runs start with this prefix.
-    #[error("`{prefix}` matches several runs: {}; give more of the id", candidates.join(", "))]
+    /// No change set has this id or id prefix.
+    #[error("no change set matches `{0}` (`steward changes list` shows the ones that wait)")]
+    NoChangeSet(String),
+    /// Several runs (or approvals, or change sets: `what`) start with this prefix.
+    #[error("`{prefix}` matches several {what}: {}; give more of the id", candidates.join(", "))]
     Ambiguous {
+        /// What it names: `runs`, `approvals`, `change sets`.
+        what: &'static str,
         /// The prefix given.
         prefix: String,
         /// Some of the runs it matches, newest first.

@@ -346,6 +346,7 @@ impl RunStore {
             [] => Err(StoreError::NotFound(id.to_owned())),
             [one] => Ok(one.clone()),
             many => Err(StoreError::Ambiguous {
+                what: "approvals",
                 prefix: id.to_owned(),
                 candidates: many.iter().map(|a| a.id.clone()).collect(),
             }),
@@ -369,6 +370,7 @@ impl RunStore {
             [one] => one,
             many => {
                 return Err(StoreError::Ambiguous {
+                    what: "runs",
                     prefix: run_id.to_owned(),
                     candidates: many.iter().filter_map(|r| r.string(0).ok()).collect(),
                 });

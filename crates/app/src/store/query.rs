@@ -146,6 +146,7 @@ impl RunStore {
                     ids.push("…".to_owned());
                 }
                 Err(StoreError::Ambiguous {
+                    what: "runs",
                     prefix: wanted.to_owned(),
                     candidates: ids,
                 })
