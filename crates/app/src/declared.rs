@@ -76,6 +76,8 @@ const STORE_TABLES: &[&str] = &[
     "approvals",
     "conversations",
     "conversation_messages",
+    "change_sets",
+    "_sqlx_migrations",
     "schema_version",
 ];
 

@@ -299,20 +299,33 @@ async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static
 
 /// Back to the schema before step 8 (and the steps after it).
 const UNDO_STEP_8: &[&str] = &[
-    "DELETE FROM schema_version WHERE version = 10",
+    "DELETE FROM _sqlx_migrations WHERE version = 10",
     "DROP TABLE change_sets",
-    "DELETE FROM schema_version WHERE version = 9",
+    "DELETE FROM _sqlx_migrations WHERE version = 9",
     "ALTER TABLE conversation_messages DROP COLUMN tainted_by",
-    "DELETE FROM schema_version WHERE version = 8",
+    "DELETE FROM _sqlx_migrations WHERE version = 8",
+];
+
+/// Back to the schema before step 8, as the migrator before sqlx's recorded it (in `schema_version`).
+const LEGACY_BEFORE_STEP_8: &[&str] = &[
+    "DROP TABLE change_sets",
+    "ALTER TABLE conversation_messages DROP COLUMN tainted_by",
+    "DROP TABLE _sqlx_migrations",
+    "CREATE TABLE schema_version (version BIGINT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL)",
+    "INSERT INTO schema_version VALUES (1, 'then'), (2, 'then'), (3, 'then'), (4, 'then'), (5, 'then'), \
+     (6, 'then'), (7, 'then')",
 ];
 
 #[tokio::test]
 async fn upgrade_fills_message_taint_on_sqlite() {
     upgrade_fills_the_taint_of_earlier_messages(&sqlite_url(), UNDO_STEP_8).await;
+    upgrade_fills_the_taint_of_earlier_messages(&sqlite_url(), LEGACY_BEFORE_STEP_8).await;
 }
 
 #[tokio::test]
 async fn upgrade_fills_message_taint_on_postgres() {
     let Some(url) = pg_url().await else { return };
     upgrade_fills_the_taint_of_earlier_messages(&url, UNDO_STEP_8).await;
+    let Some(url) = pg_url().await else { return };
+    upgrade_fills_the_taint_of_earlier_messages(&url, LEGACY_BEFORE_STEP_8).await;
 }

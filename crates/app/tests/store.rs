@@ -329,7 +329,7 @@ fn concurrent_writers_on_postgres_lose_nothing() {
 async fn schema_versions(url: &str) -> Vec<i64> {
     use sqlx::Connection as _;
     let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
-    sqlx::query_scalar("SELECT version FROM schema_version ORDER BY version")
+    sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
         .fetch_all(&mut conn)
         .await
         .unwrap()
@@ -372,10 +372,13 @@ async fn a_store_from_a_newer_steward_is_refused() {
     {
         use sqlx::Connection as _;
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::query("INSERT INTO schema_version (version, applied_at) VALUES (99, 'later')")
-            .execute(&mut conn)
-            .await
-            .unwrap();
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES (99, 'later', TRUE, X'00', 0)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
     }
     match RunStore::open(Some(&url)).await {
         Err(StoreError::TooNew { found, known, .. }) => {
@@ -383,6 +386,94 @@ async fn a_store_from_a_newer_steward_is_refused() {
         }
         other => panic!("expected TooNew, got {other:?}"),
     }
+}
+
+async fn sqlite_exec(url: &str, sql: &str) {
+    use sqlx::Connection as _;
+    let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+}
+
+/// A store the migrator before sqlx's wrote (its steps in `schema_version`) opens with its data, its steps
+/// recorded in `_sqlx_migrations` with this build's checksums, and the old table gone; one from a newer
+/// steward in the old table is refused as well.
+#[tokio::test]
+async fn a_store_of_the_earlier_migrator_is_taken_over() {
+    let url = sqlite_url();
+    let store = open(&url).await;
+    let obs = observer(&store);
+    ask(obs.clone(), "before the new migrator").await;
+    obs.flush().await.unwrap();
+    store.close().await;
+    let latest = RunStore::schema_version();
+    let legacy = (1..=latest)
+        .map(|v| format!("INSERT INTO schema_version VALUES ({v}, 'then');"))
+        .collect::<String>();
+    sqlite_exec(
+        &url,
+        &format!(
+            "DROP TABLE _sqlx_migrations; \
+             CREATE TABLE schema_version (version BIGINT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL); {legacy}"
+        ),
+    )
+    .await;
+    let store = open(&url).await;
+    assert_eq!(
+        store.list(10, 0).await.unwrap()[0].input,
+        "before the new migrator"
+    );
+    store.close().await;
+    assert_eq!(
+        schema_versions(&url).await,
+        (1..=latest).collect::<Vec<_>>()
+    );
+    {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        let old: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_version'")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(old, 0);
+    }
+    // Opened again: nothing to do.
+    open(&url).await.close().await;
+
+    let newer = sqlite_url();
+    open(&newer).await.close().await;
+    sqlite_exec(
+        &newer,
+        "DROP TABLE _sqlx_migrations; \
+         CREATE TABLE schema_version (version BIGINT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL); \
+         INSERT INTO schema_version VALUES (1, 'then'), (42, 'later');",
+    )
+    .await;
+    match RunStore::open(Some(&newer)).await {
+        Err(StoreError::TooNew { found, .. }) => assert_eq!(found, 42),
+        other => panic!("expected TooNew, got {other:?}"),
+    }
+}
+
+/// A store whose applied step differs from the one this build ships (the step was edited after release) is
+/// refused with the step's number, not migrated over.
+#[tokio::test]
+async fn a_store_whose_step_was_edited_is_refused() {
+    let url = sqlite_url();
+    open(&url).await.close().await;
+    sqlite_exec(
+        &url,
+        "UPDATE _sqlx_migrations SET checksum = X'00' WHERE version = 3",
+    )
+    .await;
+    let error = RunStore::open(Some(&url)).await.unwrap_err().to_string();
+    assert!(
+        error.contains("step 3") && error.contains("_sqlx_migrations"),
+        "{error}"
+    );
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sqlx::Connection as _;
+use sqlx::migrate::{Migrate as _, MigrateError, Migrator};
 use sqlx::postgres::{PgConnection, PgPool, PgRow};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Postgres, Row as _, Sqlite, Transaction};
@@ -130,6 +131,20 @@ fn pg_failure(e: &sqlx::Error) -> ProbeFailure {
             .map(|c| c.into_owned()),
         message: plain(e),
     }
+}
+
+/// The table where sqlx's migrator keeps the steps applied.
+pub(crate) const MIGRATIONS_TABLE: &str = "_sqlx_migrations";
+
+/// What [`Tx::migrator`] does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MigratorStep {
+    /// Creates the migrator's table when it is missing.
+    Ensure,
+    /// Records the steps up to this version as applied without running them.
+    Skip(i64),
+    /// Applies the steps up to this version that are not applied yet.
+    RunTo(i64),
 }
 
 /// A result row of either engine.
@@ -298,6 +313,30 @@ impl Tx {
             }
         }
         Ok(())
+    }
+
+    /// Runs sqlx's migrator on this transaction's connection (each step it applies in a savepoint). Through
+    /// `Migrator::run_direct`, which sqlx keeps public for this: its `run_to` and `skip` take an `Acquire`,
+    /// whose impl for `&mut` connections is not general enough for the compiler to prove a caller's future
+    /// `Send`.
+    pub(crate) async fn migrator(
+        &mut self,
+        migrator: &Migrator,
+        step: MigratorStep,
+    ) -> Result<(), MigrateError> {
+        macro_rules! on {
+            ($conn:expr) => {
+                match step {
+                    MigratorStep::Ensure => $conn.ensure_migrations_table(MIGRATIONS_TABLE).await,
+                    MigratorStep::Skip(to) => migrator.run_direct(Some(to), $conn, true).await,
+                    MigratorStep::RunTo(to) => migrator.run_direct(Some(to), $conn, false).await,
+                }
+            };
+        }
+        match self {
+            Self::Sqlite(tx, _) => on!(&mut **tx),
+            Self::Postgres(tx) => on!(&mut **tx),
+        }
     }
 
     /// True on PostgreSQL.

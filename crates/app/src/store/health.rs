@@ -177,7 +177,7 @@ fn classify(shown: &str, failure: ProbeFailure) -> StoreFault {
             Some(c) if c.starts_with("42") => fault(
                 K::Failed,
                 format!("the run store {shown} failed its write check: {message}"),
-                "check that the URL names steward's store database (its schema_version table)".to_owned(),
+                "check that the URL names steward's store database (its _sqlx_migrations table)".to_owned(),
             ),
             _ => fault(
                 K::Unreachable,

@@ -31,7 +31,7 @@ use super::engine::{one_line, plain};
 /// A statement that changes nothing but needs a connection that can write: SQLite refuses it on a
 /// connection it opened read-only, PostgreSQL in a read-only transaction or on a standby.
 pub(crate) const WRITE_PROBE: &str =
-    "UPDATE schema_version SET applied_at = applied_at WHERE version < 0";
+    "UPDATE _sqlx_migrations SET version = version WHERE version < 0";
 
 /// How long the health probe's own connection waits for the write lock.
 const PROBE_BUSY_TIMEOUT: Duration = Duration::from_millis(250);
