@@ -260,7 +260,7 @@ fn render(s: &Starter<'_>) -> String {
     let mut out = format!(
         "# steward.yaml for {} ({} tables), written by `steward init`.\n\
          # Check it with `steward config check`; commands read ./steward.yaml, or the file given with --config.\n\
-         # The format: README.md, \"Configuration: steward.yaml\".\n\n",
+         # The format: docs/configuration.md in Steward's repository.\n\n",
         s.source.replace('\n', " "),
         s.catalog.tables.len()
     );

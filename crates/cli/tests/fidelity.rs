@@ -7,8 +7,8 @@
 //! `time_zone` of `+05:30` (set globally for the test and restored afterwards; MariaDB has no per-database
 //! time zone). Every mismatch is listed (query, steward's value, the client's) before the test fails.
 //!
-//! Needs `psql`, `mariadb` and `sqlite3` on the PATH and the test servers of the README; without them SKIPPED
-//! (a failure under `CI=true`).
+//! Needs `psql`, `mariadb` and `sqlite3` on the PATH and the test servers of docs/testing.md; without them
+//! SKIPPED (a failure under `CI=true`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "common/clients.rs"]

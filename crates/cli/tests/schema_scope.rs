@@ -126,8 +126,8 @@ fn mariadb() -> Option<Engine> {
     })
 }
 
-/// A config with the README's `support` role (rows filtered by the principal's customer, `customers.phone`
-/// masked) that may use the analyst, a role without SQL rules, and a principal of each.
+/// A config with the `support` role of docs/roles.md (rows filtered by the principal's customer,
+/// `customers.phone` masked) that may use the analyst, a role without SQL rules, and a principal of each.
 fn config(url: &str) -> String {
     let path = format!("{}/steward.yaml", scratch_dir("schema-scope-config"));
     std::fs::write(

@@ -115,6 +115,12 @@ pub use schemars;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The Rust blocks of the repository's `docs/library.md` (writing a tool, running an agent), compiled and run as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+pub struct LibraryDoctests;
+
 // Agents and runners are shared across tasks and threads (a server runs many runs at once): keep them so.
 const _: fn() = || {
     fn check<T: Send + Sync>() {}

@@ -157,7 +157,7 @@ async fn engines() -> Vec<Engine> {
 /// The roles of the corpus.
 #[derive(Clone, Copy, Debug)]
 enum Role {
-    /// The README's `support`: orders and three columns of customers, the principal's rows only.
+    /// The `support` of docs/roles.md: orders and three columns of customers, the principal's rows only.
     Support,
     /// Row filters alone (every table and column otherwise).
     Rows,

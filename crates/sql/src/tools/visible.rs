@@ -243,7 +243,7 @@ mod tests {
         )
     }
 
-    /// The README's `support` role, for customer 1, with `customers.phone` masked.
+    /// The `support` role of docs/roles.md, for customer 1, with `customers.phone` masked.
     fn support() -> Access {
         let mut scope = Scope::new();
         let attributes = BTreeMap::from([("customer_id".to_owned(), serde_json::json!(1))]);

@@ -1,7 +1,7 @@
 //! The decoders against the real engines, through both wire formats of each: the text format of a query as
 //! written (`sqlx::raw_sql`, after the statement was prepared once, as the executor does) and the binary format
 //! of a prepared statement with a bound parameter. PostgreSQL and MariaDB are expected on 127.0.0.1 (see the
-//! README's test databases); without them these tests print SKIPPED, and fail under `CI=true`.
+//! test databases of docs/testing.md); without them these tests print SKIPPED, and fail under `CI=true`.
 
 use serde_json::{Value, json};
 use sqlx::{Connection, Executor as _};
