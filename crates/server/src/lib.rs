@@ -79,7 +79,7 @@ pub struct Server {
         api::patch_conversation, api::delete_conversation, api::post_message,
         api::list_approvals, api::decide, api::list_changes, api::get_change_set, api::decide_changes,
         api::chart, api::runs, api::run, api::audit,
-        openai::models, openai::chat_completions,
+        openai::models, openai::model, openai::chat_completions,
     ),
     components(schemas(
         state::Settings, state::ErrorBody, wire::ServerEvent, wire::ApprovalView, wire::Table,
@@ -236,6 +236,7 @@ impl Server {
             stop_runs: stop_rx,
             failures: guardrails::failures::FailedSignIns::default(),
             hosts,
+            started: chrono::Utc::now().timestamp(),
         });
         Ok(Self { shared, stop_runs })
     }
@@ -278,12 +279,21 @@ impl Server {
             .route("/api/runs", get(api::runs))
             .route("/api/runs/{id}", get(api::run))
             .route("/api/audit", get(api::audit))
-            .route("/v1/models", get(openai::models))
-            .route("/v1/chat/completions", post(openai::chat_completions))
             .route_layer(axum::middleware::from_fn_with_state(
                 shared.clone(),
                 authenticate,
             ));
+        // The OpenAI-compatible routes (their errors are put in OpenAI's shape by the outermost layer below).
+        let v1: Router<Arc<Shared>> = Router::new()
+            .route("/v1/models", get(openai::models))
+            .route("/v1/models/{model}", get(openai::model))
+            .route("/v1/chat/completions", post(openai::chat_completions))
+            .route_layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                authenticate,
+            ))
+            .route("/v1/{*rest}", axum::routing::any(openai::no_route));
+        let protected = protected.merge(v1);
         // MCP over streamable HTTP, behind the same authentication; the guardrails below check its Host.
         let hosts = mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new());
         let mcp_service = mcp::McpServer::new(
@@ -333,6 +343,9 @@ impl Server {
                 Arc::new(guardrails),
                 guardrails::check,
             ))
+            // Every error under /v1, whoever made it (the guardrails, authentication, the body's extractor, the
+            // rate limit, a path that does not exist), in OpenAI's shape: SDKs read `error.message`.
+            .layer(axum::middleware::from_fn(openai::error_objects))
             // Outermost: a span for every request, refused ones included.
             .layer(
                 tower_http::trace::TraceLayer::new_for_http()

@@ -7,6 +7,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -40,6 +42,17 @@ pub(crate) struct ChatRequest {
     /// Same as `max_tokens` (newer clients).
     #[serde(default)]
     max_completion_tokens: Option<u32>,
+    /// With `stream`: `{"include_usage": true}` ends the stream with a chunk that carries the usage.
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+}
+
+/// `stream_options` of a chat completion request.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub(crate) struct StreamOptions {
+    /// Send a last chunk with `usage` (and no choices) before `[DONE]`; every other chunk has `"usage": null`.
+    #[serde(default)]
+    include_usage: bool,
 }
 
 /// A message's text: a string, or the text parts of an array.
@@ -55,24 +68,121 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-/// An error as OpenAI's API answers one: `{"error": {"message", "type", "param", "code"}}`, with the status
-/// and headers (`Retry-After`) of the [`ApiError`].
+/// OpenAI's `type` of an error with this status.
+fn error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "authentication_error",
+        403 => "permission_error",
+        429 | 503 => "rate_limit_error",
+        400..=499 => "invalid_request_error",
+        _ => "api_error",
+    }
+}
+
+/// OpenAI's error object: `{"error": {"message", "type", "param", "code"}}`.
+fn error_object(
+    status: StatusCode,
+    message: &str,
+    param: Option<&str>,
+    code: Option<&str>,
+) -> Value {
+    json!({"error": {"message": message, "type": error_type(status), "param": param, "code": code}})
+}
+
+/// An error as OpenAI's API answers one, with the status and headers (`Retry-After`) of the [`ApiError`].
 fn openai_error(e: ApiError) -> Response {
     e.log();
-    let kind = match &e {
-        ApiError::BadRequest(_)
-        | ApiError::NotFound(_)
-        | ApiError::Unprocessable(_)
-        | ApiError::PayloadTooLarge(_)
-        | ApiError::UnsupportedMediaType(_) => "invalid_request_error",
-        ApiError::Unauthorized(_) => "authentication_error",
-        ApiError::Forbidden(_) => "permission_error",
-        ApiError::TooManyRequests { .. } | ApiError::Unavailable { .. } => "rate_limit_error",
-        _ => "api_error",
-    };
-    let body =
-        json!({"error": {"message": e.message(), "type": kind, "param": null, "code": null}});
+    let body = error_object(e.status(), e.message(), None, None);
     (e.status(), e.headers(), Json(body)).into_response()
+}
+
+/// The answer for a model (agent) the caller cannot use: 404 `model_not_found`, as OpenAI says it, with the
+/// models the caller may use.
+fn no_such_model(shared: &Shared, caller: &Caller, model: &str) -> Response {
+    let app = &shared.app;
+    let yours: Vec<&str> = app
+        .agent_names()
+        .filter(|name| app.may_run(&caller.principal, name).is_ok())
+        .collect();
+    let message = format!(
+        "The model `{model}` does not exist or you do not have access to it. Models you may use: {} \
+         (GET /v1/models lists them).",
+        if yours.is_empty() {
+            "none".to_owned()
+        } else {
+            yours.join(", ")
+        }
+    );
+    let body = error_object(
+        StatusCode::NOT_FOUND,
+        &message,
+        Some("model"),
+        Some("model_not_found"),
+    );
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+/// Every error of a path under `/v1` in OpenAI's shape, whoever made it (the guardrails, authentication, the
+/// body's extractor, the rate limit, a route that does not exist): SDKs read `error.message` and `error.type`.
+/// Error bodies that already have that shape pass as they are; other paths are not touched.
+pub(crate) async fn error_objects(request: axum::extract::Request, next: Next) -> Response {
+    let v1 = request.uri().path().starts_with("/v1/");
+    let response = next.run(request).await;
+    if !v1 {
+        return response;
+    }
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+    if value
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .is_some_and(Value::is_object)
+    {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    let message = match value
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .and_then(Value::as_str)
+    {
+        Some(text) => text.to_owned(),
+        None => match String::from_utf8_lossy(&bytes).trim() {
+            "" => status.canonical_reason().unwrap_or("error").to_owned(),
+            text => text.to_owned(),
+        },
+    };
+    let body = error_object(status, &message, None, None).to_string();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+/// The most of an error body [`error_objects`] reads (Steward's own are a line).
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// A path under `/v1` that Steward does not serve.
+pub(crate) async fn no_route(uri: axum::http::Uri) -> Response {
+    let message = format!(
+        "Steward serves /v1/models, /v1/models/{{model}} and /v1/chat/completions, not {}",
+        uri.path()
+    );
+    let body = error_object(StatusCode::NOT_FOUND, &message, None, Some("unknown_url"));
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+/// A model object: an agent, `created` when this server started.
+fn model_object(name: &str, created: i64) -> Value {
+    json!({"id": name, "object": "model", "created": created, "owned_by": "steward"})
 }
 
 /// The agents the caller may run, as models.
@@ -85,9 +195,28 @@ pub(crate) async fn models(
     let data: Vec<Value> = app
         .agent_names()
         .filter(|name| app.may_run(&caller.principal, name).is_ok())
-        .map(|name| json!({"id": name, "object": "model", "created": 0, "owned_by": "steward"}))
+        .map(|name| model_object(name, shared.started))
         .collect();
     Json(json!({"object": "list", "data": data}))
+}
+
+/// One agent the caller may run, as a model; 404 `model_not_found` otherwise.
+#[utoipa::path(get, path = "/v1/models/{model}", tag = "openai",
+    params(("model" = String, Path, description = "The agent's name")),
+    responses((status = 200, description = "The agent as a model"),
+              (status = 404, description = "No such agent, or not the caller's to use")))]
+pub(crate) async fn model(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(model): axum::extract::Path<String>,
+) -> Response {
+    let app = &shared.app;
+    if app.agent_names().any(|name| name == model) && app.may_run(&caller.principal, &model).is_ok()
+    {
+        Json(model_object(&model, shared.started)).into_response()
+    } else {
+        no_such_model(&shared, &caller, &model)
+    }
 }
 
 /// Answers the last user message with the agent named by `model`.
@@ -98,6 +227,9 @@ pub(crate) async fn chat_completions(
     Extension(caller): Extension<Caller>,
     Body(request): Body<ChatRequest>,
 ) -> Response {
+    if !shared.app.agent_names().any(|name| name == request.model) {
+        return no_such_model(&shared, &caller, &request.model);
+    }
     match answer(shared, caller, request).await {
         Ok(response) => response,
         Err(e) => openai_error(e),
@@ -146,7 +278,7 @@ async fn answer(
         .iter()
         .any(|m| matches!(m, Message::Assistant { .. }))
         .then(|| EARLIER_ANSWERS.to_owned());
-    let (mut turn, mut events) = turns::assemble(
+    let (mut turn, events) = turns::assemble(
         &shared,
         &caller.principal,
         &request.model,
@@ -161,47 +293,71 @@ async fn answer(
     let model = request.model.clone();
     turns::spawn(shared.clone(), turn, run, Home::Detached);
     let created = chrono::Utc::now().timestamp();
+    let mut pieces = Pieces::new(events);
     if !request.stream {
-        let mut usage = json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0});
-        let mut text = None;
-        let mut note = None;
-        while let Some(event) = events.recv().await {
-            if let ServerEvent::Changes { change_set, .. } = &event {
-                note = Some(change_set.note());
-            }
-            if let ServerEvent::Usage {
-                parent_run_id: None,
-                input_tokens,
-                output_tokens,
-                total_tokens,
-                ..
-            } = &event
-            {
-                usage = json!({"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
-                               "total_tokens": total_tokens});
-            }
-            if let Some(t) = final_text(&event) {
-                text = Some(t);
-            }
+        // The same text a stream gives, gathered: a client sees one answer whichever way it asks.
+        let mut text = String::new();
+        while let Some(piece) = pieces.next().await {
+            text.push_str(&piece);
         }
-        let mut text = text.unwrap_or_else(|| "the run ended without an answer".to_owned());
-        if let Some(note) = note {
-            text = format!("{text}\n\n{note}");
+        if text.is_empty() {
+            text = "the run ended without an answer".to_owned();
         }
         return Ok(Json(json!({
             "id": id, "object": "chat.completion", "created": created, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": usage,
+            "usage": pieces.usage(),
         }))
         .into_response());
     }
-    let chunk = move |delta: Value, finish: Option<&str>| {
-        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
+    let include_usage = request.stream_options.is_some_and(|o| o.include_usage);
+    let chunk = move |choices: Value, usage: Option<Value>| {
+        let mut chunk = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+                               "choices": choices});
+        if include_usage {
+            chunk["usage"] = usage.unwrap_or(Value::Null);
+        }
+        SseEvent::default().data(chunk.to_string())
     };
-    let stream = async_stream(events, chunk);
+    let delta = |delta: Value, finish: Option<&str>| json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
+    let stream = futures_util::stream::unfold((pieces, Stage::Role), move |(mut pieces, stage)| {
+        let chunk = chunk.clone();
+        async move {
+            let (event, next) = match stage {
+                Stage::Role => (
+                    chunk(
+                        delta(json!({"role": "assistant", "content": ""}), None),
+                        None,
+                    ),
+                    Stage::Text,
+                ),
+                Stage::Text => match pieces.next().await {
+                    Some(text) => (
+                        chunk(delta(json!({"content": text}), None), None),
+                        Stage::Text,
+                    ),
+                    None => (chunk(delta(json!({}), Some("stop")), None), Stage::Usage),
+                },
+                Stage::Usage if include_usage => {
+                    (chunk(json!([]), Some(pieces.usage())), Stage::Done)
+                }
+                Stage::Usage | Stage::Done => (SseEvent::default().data("[DONE]"), Stage::End),
+                Stage::End => return None,
+            };
+            Some((Ok::<_, Infallible>(event), (pieces, next)))
+        }
+    });
     Ok(Sse::new(stream).into_response())
+}
+
+/// Where a stream is: the role chunk, the text, the finish (then the usage chunk when asked for), `[DONE]`.
+#[derive(Clone, Copy)]
+enum Stage {
+    Role,
+    Text,
+    Usage,
+    Done,
+    End,
 }
 
 /// What a `/v1` turn with earlier answers in its messages counts as having read.
@@ -228,84 +384,84 @@ fn final_text(event: &ServerEvent) -> Option<String> {
     }
 }
 
-/// The streamed answer: the role, the top run's text as the model writes it, then whatever of the final
-/// text was not streamed (a failure, an approval note, the change set saved), the finish reason and `[DONE]`.
-fn async_stream(
+/// The text a turn's events give an OpenAI client, in pieces: the top run's text as the model writes it (the
+/// text a step writes before it calls tools too, ended by a blank line), then whatever of the final text was
+/// not streamed (a failure, an approval note, the change set saved). A stream sends each piece as a chunk; a
+/// plain answer joins them, so both carry the same text.
+struct Pieces {
     events: turns::Events,
-    chunk: impl Fn(Value, Option<&str>) -> String + Send + 'static,
-) -> impl futures_util::Stream<Item = Result<SseEvent, Infallible>> {
-    struct State<F> {
-        events: turns::Events,
-        chunk: F,
-        started: bool,
-        /// The current step's streamed text of the top run.
-        step_text: String,
-        /// What the client is told after the answer: the change set the run saved.
-        note: Option<String>,
-        done: u8,
+    /// The current step's streamed text of the top run.
+    step_text: String,
+    /// What the client is told after the answer: the change set the run saved.
+    note: Option<String>,
+    /// The top run's usage, once it came.
+    usage: Option<Value>,
+}
+
+impl Pieces {
+    fn new(events: turns::Events) -> Self {
+        Self {
+            events,
+            step_text: String::new(),
+            note: None,
+            usage: None,
+        }
     }
-    let state = State {
-        events,
-        chunk,
-        started: false,
-        step_text: String::new(),
-        note: None,
-        done: 0,
-    };
-    futures_util::stream::unfold(state, |mut s| async move {
+
+    /// OpenAI's `usage` of the top run (zeros when the provider sent none).
+    fn usage(&self) -> Value {
+        self.usage.clone().unwrap_or_else(
+            || json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}),
+        )
+    }
+
+    /// The next piece of text; `None` once the run's events ended.
+    async fn next(&mut self) -> Option<String> {
         loop {
-            if !s.started {
-                s.started = true;
-                let data = (s.chunk)(json!({"role": "assistant", "content": ""}), None);
-                return Some((Ok(SseEvent::default().data(data)), s));
-            }
-            if s.done == 1 {
-                s.done = 2;
-                return Some((Ok(SseEvent::default().data("[DONE]")), s));
-            }
-            if s.done == 2 {
-                return None;
-            }
-            let Some(event) = s.events.recv().await else {
-                s.done = 1;
-                let data = (s.chunk)(json!({}), Some("stop"));
-                return Some((Ok(SseEvent::default().data(data)), s));
-            };
+            let event = self.events.recv().await?;
             let top = event.parent_run_id().is_none();
             match &event {
-                ServerEvent::Step { .. } if top => s.step_text.clear(),
-                ServerEvent::Changes { change_set, .. } => s.note = Some(change_set.note()),
+                ServerEvent::Step { .. } if top => self.step_text.clear(),
+                ServerEvent::Changes { change_set, .. } => self.note = Some(change_set.note()),
+                ServerEvent::Usage {
+                    parent_run_id: None,
+                    input_tokens,
+                    output_tokens,
+                    total_tokens,
+                    ..
+                } => {
+                    self.usage = Some(json!({"prompt_tokens": input_tokens,
+                        "completion_tokens": output_tokens, "total_tokens": total_tokens}));
+                }
                 ServerEvent::Delta { text, .. } if top => {
-                    s.step_text.push_str(text);
-                    let data = (s.chunk)(json!({"content": text}), None);
-                    return Some((Ok(SseEvent::default().data(data)), s));
+                    self.step_text.push_str(text);
+                    return Some(text.clone());
                 }
                 ServerEvent::Thought { .. } | ServerEvent::ToolCall { .. }
-                    if top && !s.step_text.is_empty() =>
+                    if top && !self.step_text.is_empty() =>
                 {
-                    // Text the model wrote before calling tools was streamed; end it with a blank line.
-                    s.step_text.clear();
-                    let data = (s.chunk)(json!({"content": "\n\n"}), None);
-                    return Some((Ok(SseEvent::default().data(data)), s));
+                    // Text the model wrote before calling tools was sent; end it with a blank line.
+                    self.step_text.clear();
+                    return Some("\n\n".to_owned());
                 }
                 _ => {
-                    if let Some(text) = final_text(&event) {
-                        let answer = matches!(event, ServerEvent::Answer { .. });
-                        let mut rest = match text.strip_prefix(s.step_text.as_str()) {
-                            Some(rest) if answer => rest.to_owned(),
-                            _ => text,
-                        };
-                        if let Some(note) = s.note.take() {
-                            rest = format!("{rest}\n\n{note}");
-                        }
-                        s.step_text.clear();
-                        if !rest.is_empty() {
-                            let data = (s.chunk)(json!({"content": rest}), None);
-                            return Some((Ok(SseEvent::default().data(data)), s));
-                        }
+                    let Some(text) = final_text(&event) else {
+                        continue;
+                    };
+                    let answer = matches!(event, ServerEvent::Answer { .. });
+                    let mut rest = match text.strip_prefix(self.step_text.as_str()) {
+                        Some(rest) if answer => rest.to_owned(),
+                        _ => text,
+                    };
+                    if let Some(note) = self.note.take() {
+                        rest = format!("{rest}\n\n{note}");
+                    }
+                    self.step_text.clear();
+                    if !rest.is_empty() {
+                        return Some(rest);
                     }
                 }
             }
         }
-    })
+    }
 }

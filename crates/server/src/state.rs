@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) failures: FailedSignIns,
     /// `server.hosts`.
     pub(crate) hosts: Vec<HostName>,
+    /// When this server started (Unix seconds): the `created` of its `/v1` models.
+    pub(crate) started: i64,
 }
 
 impl Shared {

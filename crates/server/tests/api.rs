@@ -345,12 +345,12 @@ async fn the_openai_facade_lists_agents_as_models_and_answers_streaming_or_not()
             Some(json!({"model": "nobody", "messages": [{"role": "user", "content": "x"}]})),
         )
         .await;
-    assert_eq!(status, 400);
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["code"], "model_not_found", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no agent named `nobody`"),
+        message.contains("`nobody` does not exist")
+            && message.contains("Models you may use: assistant"),
         "{body}"
     );
 }

@@ -27,19 +27,32 @@ pub fn client_script() -> PathBuf {
         .expect("crates/server/tests/mcp/client.py")
 }
 
+/// The OpenAI Python SDK version the `/v1` tests pin.
+pub const OPENAI_VERSION: &str = "3.57.0";
+
 /// Says why the Python side cannot run: SKIPPED (loudly) on a developer's machine, a failure under `CI=true`.
-fn skip(why: &str) -> Option<PathBuf> {
+fn skip(package: &str, why: &str) -> Option<PathBuf> {
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("the MCP tests need Python with the `mcp` package (CI=true: required): {why}");
+        panic!("these tests need Python with the `{package}` package (CI=true: required): {why}");
     }
-    eprintln!("\n*** SKIPPED: the MCP client tests need python3 and pip: {why} ***\n");
+    eprintln!("\n*** SKIPPED: the {package} client tests need python3 and pip: {why} ***\n");
     None
 }
 
 /// The venv's Python with `mcp` installed, made on first use under `target/tmp` (`None`: skipped, said).
 pub fn python() -> Option<PathBuf> {
+    python_with("mcp", MCP_VERSION)
+}
+
+/// The venv's Python with the official OpenAI SDK installed (`None`: skipped, said).
+pub fn openai_python() -> Option<PathBuf> {
+    python_with("openai", OPENAI_VERSION)
+}
+
+/// A venv's Python with `package==version` installed, made on first use under `target/tmp` and kept there.
+pub fn python_with(package: &str, version: &str) -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let venv = root.join(format!("mcp-python-{MCP_VERSION}"));
+    let venv = root.join(format!("{package}-python-{version}"));
     let python = venv.join("bin/python");
     // Tests of one binary run on several threads: one of them makes the venv, the others wait for it.
     static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -51,7 +64,7 @@ pub fn python() -> Option<PathBuf> {
     }
     // Built aside and renamed into place, so that two test binaries starting at once never share a half-made
     // one.
-    let building = root.join(format!("mcp-python-{MCP_VERSION}.{}", std::process::id()));
+    let building = root.join(format!("{package}-python-{version}.{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&building);
     std::fs::create_dir_all(&root).unwrap();
     let made = Command::new("python3")
@@ -59,12 +72,15 @@ pub fn python() -> Option<PathBuf> {
         .arg(&building)
         .output();
     match made {
-        Err(e) => return skip(&format!("python3 cannot be run: {e}")),
+        Err(e) => return skip(package, &format!("python3 cannot be run: {e}")),
         Ok(out) if !out.status.success() => {
-            return skip(&format!(
-                "python3 -m venv failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return skip(
+                package,
+                &format!(
+                    "python3 -m venv failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            );
         }
         Ok(_) => {}
     }
@@ -76,20 +92,23 @@ pub fn python() -> Option<PathBuf> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .arg(format!("mcp=={MCP_VERSION}"))
+        .arg(format!("{package}=={version}"))
         .output();
     match pip {
-        Err(e) => return skip(&format!("pip cannot be run: {e}")),
+        Err(e) => return skip(package, &format!("pip cannot be run: {e}")),
         Ok(out) if !out.status.success() => {
             let _ = std::fs::remove_dir_all(&building);
-            return skip(&format!(
-                "pip install mcp=={MCP_VERSION} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return skip(
+                package,
+                &format!(
+                    "pip install {package}=={version} failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            );
         }
         Ok(_) => {}
     }
-    std::fs::write(building.join("ready"), MCP_VERSION).unwrap();
+    std::fs::write(building.join("ready"), version).unwrap();
     if std::fs::rename(&building, &venv).is_err() {
         // Another test made it first.
         let _ = std::fs::remove_dir_all(&building);
