@@ -407,6 +407,7 @@ fn tabular(data: Option<&ToolData>) -> Option<Rows<'_>> {
             columns,
             rows,
             truncated,
+            ..
         } => Some(Rows {
             columns: columns.clone(),
             rows: Cow::Borrowed(rows.as_slice()),

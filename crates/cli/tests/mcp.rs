@@ -10,7 +10,7 @@ mod common;
 mod python;
 
 use common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use python::{run_client, tool, tool_names};
 
@@ -126,9 +126,30 @@ fn an_mcp_client_over_stdio_lists_calls_and_is_refused_as_a_model_is() {
     let calls = answer["calls"].as_array().unwrap();
     // The order as the database holds it.
     assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
+    // A result is one JSON object, as structured content (the tool's outputSchema describes it) and as text.
     let found = calls[0]["text"].as_str().unwrap();
-    assert!(found.starts_with("<data source=\"get_order\">"), "{found}");
-    assert!(found.contains(code) && found.contains(status), "{found}");
+    let structured = &calls[0]["structured"];
+    assert_eq!(&serde_json::from_str::<Value>(found).unwrap(), structured);
+    assert_eq!(
+        (structured["kind"].as_str(), structured["source"].as_str()),
+        (Some("json"), Some("get_order"))
+    );
+    assert_eq!(
+        structured["value"]["order"][0]["order_code"], code,
+        "{found}"
+    );
+    assert_eq!(structured["value"]["order"][0]["status"], status, "{found}");
+    for listed in answer["tools"].as_array().unwrap() {
+        let schema = &listed["outputSchema"];
+        assert_eq!(schema["type"], "object", "{listed}");
+        assert!(
+            schema["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("kind")),
+            "{listed}"
+        );
+    }
     // The validation failure, word for word as `tools call` and a model get it.
     assert_eq!(calls[1]["is_error"], true);
     assert_eq!(calls[1]["text"], invalid.as_str());
@@ -304,9 +325,13 @@ fn row_filters_hold_over_mcp_as_in_every_surface() {
             assert!(!shown.contains(value), "leaked {value}: {shown}");
         }
     }
-    let count = calls[2]["text"].as_str().unwrap();
+    let count = &calls[2]["structured"];
+    assert_eq!(count["rows"][0][0].to_string(), mine, "{count}");
     assert!(
-        count.contains(&format!("\n{mine}")) || count.contains(&format!(" {mine}")),
+        count["note"]
+            .as_str()
+            .unwrap()
+            .contains("filtered by access policy"),
         "{count}"
     );
 }
@@ -426,14 +451,15 @@ fn a_write_after_reading_is_staged_in_a_change_set_that_a_person_applies() {
     );
     let calls = answer["calls"].as_array().unwrap();
     assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
-    let created = calls[1]["text"].as_str().unwrap();
+    assert_eq!(calls[1]["structured"]["kind"], "staged", "{}", calls[1]);
+    let created = calls[1]["structured"]["text"].as_str().unwrap();
     assert_eq!(calls[1]["is_error"], false, "{created}");
     assert!(
         created.starts_with("Staged, not written yet: Created project #-1 Errands."),
         "{created}"
     );
     assert!(created.contains("steward changes apply"), "{created}");
-    let moved = calls[2]["text"].as_str().unwrap();
+    let moved = calls[2]["structured"]["text"].as_str().unwrap();
     assert_eq!(calls[2]["is_error"], false, "{moved}");
     assert!(moved.contains("to project #-1 Errands."), "{moved}");
     assert!(moved.contains("(2 changes so far)"), "{moved}");
@@ -485,4 +511,68 @@ fn a_write_after_reading_is_staged_in_a_change_set_that_a_person_applies() {
     let trail = text(&trail.stdout);
     assert!(trail.contains("\"status\": \"staged\""), "{trail}");
     assert!(trail.contains("\"approval\": \"applied\""), "{trail}");
+}
+
+/// JSON-RPC over stdio as the specification has it: a line that is not JSON gets a parse error (not silence),
+/// `tools/call` with arguments that are not an object gets invalid params, an unknown method says so; the
+/// session goes on, and a good call after them is answered.
+#[test]
+fn protocol_errors_over_stdio_get_the_specifications_codes_and_the_session_goes_on() {
+    let (dir, db) = demo();
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "{not json",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_sql","arguments":"SELECT 1"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_sql","arguments":5}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_sql","arguments":{"sql":"SELECT 2 AS two"}}}"#,
+    ];
+    let env = server_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut child = steward_command(&["mcp", "-c", &config, "--no-store"], &env)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    }
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answers = std::collections::HashMap::new();
+    for line in std::io::BufRead::lines(stdout) {
+        let answer: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        answers.insert(answer["id"].to_string(), answer);
+        if answers.len() == 6 {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(answers["null"]["error"]["code"], -32700, "{answers:?}");
+    for id in ["2", "3"] {
+        assert_eq!(answers[id]["error"]["code"], -32602, "{answers:?}");
+        assert!(
+            answers[id]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("must be an object"),
+            "{answers:?}"
+        );
+    }
+    assert_eq!(answers["4"]["error"]["code"], -32601, "{answers:?}");
+    assert!(
+        answers["4"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`prompts/get`"),
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers["5"]["result"]["structuredContent"]["rows"],
+        json!([[2]]),
+        "{answers:?}"
+    );
+    assert_eq!(answers["5"]["result"]["isError"], false, "{answers:?}");
 }

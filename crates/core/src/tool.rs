@@ -24,6 +24,10 @@ pub enum ToolData {
         /// True when more rows existed than were returned.
         #[serde(default)]
         truncated: bool,
+        /// What the model is told about the rows beside them (rows filtered by the caller's role, the SQL
+        /// run), when anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// A chart specification (Vega-Lite).
     Chart {

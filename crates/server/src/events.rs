@@ -154,6 +154,7 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEv
                     columns,
                     rows,
                     truncated,
+                    ..
                 }) => {
                     let shown = &rows[..rows.len().min(MAX_TABLE_ROWS)];
                     let chart = crate::chart::chart(columns, shown, None);

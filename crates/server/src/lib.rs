@@ -296,16 +296,16 @@ impl Server {
         let protected = protected.merge(v1);
         // MCP over streamable HTTP, behind the same authentication; the guardrails below check its Host.
         let hosts = mcp::McpHttpOptions::default().with_allowed_hosts(Vec::<String>::new());
-        let mcp_service = mcp::McpServer::new(
+        let mcp_routes: Router<Arc<Shared>> = mcp::McpServer::new(
             shared.app.clone(),
             shared.choice.clone(),
             steward_core::Principal::local(),
         )
-        .http_service(hosts.with_max_body_bytes(shared.limits.body_bytes));
-        let mcp_routes: Router<Arc<Shared>> =
-            Router::new().nest_service("/mcp", mcp_service).layer(
-                axum::middleware::from_fn_with_state(shared.clone(), authenticate),
-            );
+        .http_router("/mcp", hosts.with_max_body_bytes(shared.limits.body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            authenticate,
+        ));
         let protected = protected.merge(mcp_routes);
         let mut router = Router::new()
             .route("/health", get(health))

@@ -11,7 +11,7 @@ mod python;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use steward_app::direct::Checked;
 use steward_app::{App, AppOptions, Config};
 use steward_core::{ModelResponse, Principal, ScriptedModel, ToolCall};
@@ -96,9 +96,13 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
         steward_app::ModelChoice::fixed(Arc::new(model)),
         Principal::local(),
     );
-    let service = server.http_service(McpHttpOptions::default());
+    let service = server.clone().http_service(McpHttpOptions::default());
     let router = axum::Router::new()
-        .nest_service("/mcp", service.clone())
+        .merge(
+            server
+                .clone()
+                .http_router("/mcp", McpHttpOptions::default()),
+        )
         // What the server's authentication does: the caller in the request's extensions.
         .layer(axum::Extension(Caller {
             principal: ada,
@@ -162,11 +166,16 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     );
 
     let calls = answer["calls"].as_array().unwrap();
-    // A read: the row the database holds, as text marked as data and as structured rows.
+    // A read: the row the database holds, as structured rows from their source (the tool's outputSchema says
+    // so, and the SDK checks the result against it), and the same object as JSON text.
     assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
     let text = calls[0]["text"].as_str().unwrap();
-    assert!(text.starts_with("<data source=\"run_sql\">"), "{text}");
-    assert!(text.contains(&first_artist), "{text}");
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        calls[0]["structured"]
+    );
+    assert_eq!(calls[0]["structured"]["source"], "run_sql", "{text}");
+    assert_eq!(tool(&answer, "run_sql")["outputSchema"]["type"], "object");
     assert_eq!(calls[0]["structured"]["kind"], "table");
     assert_eq!(calls[0]["structured"]["columns"], json!(["Name"]));
     assert_eq!(calls[0]["structured"]["rows"], json!([[first_artist]]));
@@ -201,8 +210,13 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     );
     // ask_database: the analyst's answer, and the run it came from.
     assert_eq!(calls[5]["is_error"], false, "{}", calls[5]);
-    assert_eq!(calls[5]["text"], "There are 275 artists.");
+    assert_eq!(calls[5]["structured"]["kind"], "answer", "{}", calls[5]);
+    assert_eq!(calls[5]["structured"]["answer"], "There are 275 artists.");
     assert!(calls[5]["structured"]["run_id"].is_string());
+    assert_eq!(
+        serde_json::from_str::<Value>(calls[5]["text"].as_str().unwrap()).unwrap(),
+        calls[5]["structured"]
+    );
     assert_eq!(calls[6]["is_error"], true);
     assert!(
         calls[6]["text"].as_str().unwrap().contains("question"),
@@ -263,5 +277,54 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     assert_eq!(
         legacy["resources"].as_array().unwrap().len(),
         tables.parse::<usize>().unwrap() + 1
+    );
+
+    // JSON-RPC as the specification has it where the transport alone answers otherwise: a body that is not
+    // JSON is a parse error, arguments that are not an object are invalid params, an unknown method says so.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let post = |body: &'static str| {
+        let url = format!("http://{addr}/mcp");
+        async move {
+            let response = reqwest::Client::new()
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let text = response.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)),
+            )
+        }
+    };
+    for body in ["{not json", "[1, 2", "\"SELECT 1\" garbage"] {
+        let (status, answer) = post(body).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert_eq!(answer["error"]["code"], -32700, "{body}: {answer}");
+        assert_eq!(answer["id"], Value::Null, "{body}: {answer}");
+    }
+    for body in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_sql","arguments":"SELECT 1"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_sql","arguments":["SELECT 1"]}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#,
+    ] {
+        let (status, answer) = post(body).await;
+        assert_eq!(status, 200, "{body}: {answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{body}: {answer}");
+        assert_eq!(answer["id"], 5, "{body}: {answer}");
+    }
+    let (_, answer) = post(r#"{"jsonrpc":"2.0","id":6,"method":"nope/nope","params":{}}"#).await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Method not found: `nope/nope`"),
+        "{answer}"
     );
 }

@@ -335,6 +335,7 @@ fn trail(log: &EventLog) -> Trail {
                             columns,
                             rows,
                             truncated,
+                            ..
                         }) => Some(Prediction::Rows {
                             sql: content
                                 .lines()

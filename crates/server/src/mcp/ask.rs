@@ -9,7 +9,7 @@ use steward_app::{Surface, TurnOptions};
 use steward_core::{ArgumentValidator, Outcome, Principal, RunStatus, ToolSpec, schema_for};
 use steward_sql::AskDatabaseArgs;
 
-use super::tools::{error, success};
+use super::tools::{error, structured};
 use super::{McpServer, log_diagnostic};
 
 /// The tool's name.
@@ -145,10 +145,10 @@ pub(super) async fn call(
                     )
                 }
             };
-            let mut result = success(steward_core::ToolOutput::text(text));
-            result.structured_content =
-                Some(json!({"run_id": run.id(), "answer": answer, "change_set_id": change_set}));
-            result
+            structured(
+                json!({"kind": "answer", "text": text, "answer": answer, "run_id": run.id(),
+                              "change_set_id": change_set}),
+            )
         }
         RunStatus::Done(Outcome::ModelFailed { error: cause, .. }) => {
             log_diagnostic(NAME, &cause);
@@ -184,7 +184,7 @@ async fn waiting(
     match turn.park(run, requests).await {
         Ok(parked) => {
             let ids = parked.ids;
-            let mut result = success(steward_core::ToolOutput::text(format!(
+            let text = format!(
                 "Not answered yet: the analyst's run {} waits for a person's approval of {}. Tell the user: \
                  approve with `steward approvals approve ID` (or deny with `steward approvals deny ID --reason \
                  TEXT`; the ids: {}), then `steward runs resume {}` carries the run on.",
@@ -192,13 +192,13 @@ async fn waiting(
                 what.join("; "),
                 ids.join(", "),
                 run.id()
-            )));
-            result.structured_content = Some(json!({
+            );
+            structured(json!({
+                "kind": "waiting",
+                "text": text,
                 "run_id": run.id(),
-                "outcome": "awaiting_approval",
                 "approval_ids": ids,
-            }));
-            result
+            }))
         }
         Err(e) => {
             log_diagnostic(NAME, &format!("the waiting run could not be saved: {e}"));
@@ -209,5 +209,28 @@ async fn waiting(
                 what.join("; ")
             ))
         }
+    }
+}
+
+/// `ask_database`'s `outputSchema`: an answer, or a run that waits for approval.
+pub(super) fn output_schema() -> rmcp::model::JsonObject {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["answer", "waiting"],
+                     "description": "answer: the analyst answered; waiting: its run waits for a person's approval."},
+            "text": {"type": "string", "description": "The result in words, with what to tell the user."},
+            "answer": {"type": "string", "description": "answer: the analyst's answer alone."},
+            "run_id": {"type": "string", "description": "The analyst's run (`steward runs show ID`)."},
+            "change_set_id": {"type": ["string", "null"],
+                              "description": "answer: the change set its staged writes wait in, if any."},
+            "approval_ids": {"type": "array", "items": {"type": "string"},
+                             "description": "waiting: the approvals it waits for."},
+        },
+        "required": ["kind", "text", "run_id"],
+    });
+    match schema {
+        serde_json::Value::Object(map) => map,
+        _ => rmcp::model::JsonObject::new(),
     }
 }

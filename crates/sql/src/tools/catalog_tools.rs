@@ -52,6 +52,7 @@ pub(super) fn list_tables(kit: Arc<SqlToolkit>) -> impl Tool {
                     columns: vec!["table".into(), "rows".into(), "comment".into()],
                     rows,
                     truncated: false,
+                    note: None,
                 }),
             )
         },

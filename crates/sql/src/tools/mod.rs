@@ -195,6 +195,7 @@ pub(crate) fn table_output(result: &QueryResult, preface: &str) -> steward_core:
         columns: result.columns.iter().map(|c| c.name.clone()).collect(),
         rows: result.rows.clone(),
         truncated: result.truncated,
+        note: Some(preface.trim_end().to_owned()).filter(|note| !note.is_empty()),
     })
 }
 

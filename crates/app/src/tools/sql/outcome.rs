@@ -44,6 +44,7 @@ pub(super) fn table_output(result: &QueryResult) -> ToolOutput {
         columns: result.columns.iter().map(|c| c.name.clone()).collect(),
         rows: result.rows.clone(),
         truncated: result.truncated,
+        note: None,
     })
 }
 
