@@ -69,9 +69,18 @@ pub struct AgentDef {
     /// Limits and model settings.
     #[serde(default)]
     pub limits: LimitsDef,
+    /// Questions a person might start with, offered on an empty conversation in the web UI.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub starters: Vec<String>,
 }
 
 impl AgentDef {
+    /// The same agent with these starter questions.
+    fn starting(mut self, starters: &[&str]) -> Self {
+        self.starters = starters.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
     /// An agent with instructions and tools.
     pub fn new(description: &str, instructions: &str, tools: &[&str]) -> Self {
         Self {
@@ -167,7 +176,12 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
                 "Records expenses and answers questions about spending (totals by category or month, lists).",
                 EXPENSES,
                 &with(&["add_expense", "list_expenses", "expense_summary"]),
-            )),
+            ))
+            .starting(&[
+                "I spent $5 on a coffee today, tax rate 0.2, please track it",
+                "How much did we spend on coffee last month?",
+                "What did we spend the most on this year?",
+            ]),
         );
         out.insert(
             "orders".to_owned(),
@@ -175,7 +189,12 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
                 "Answers questions about orders: status, delivery date, shipment, items, order statistics.",
                 ORDERS,
                 &with(&["get_order", "find_orders", "order_stats"]),
-            )),
+            ))
+            .starting(&[
+                "Which orders are in transit right now?",
+                "How many orders did we get last month?",
+                "Which orders were delivered late?",
+            ]),
         );
         out.insert(
             "tasks".to_owned(),
@@ -191,7 +210,12 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
                     "add_task",
                     "complete_task",
                 ]),
-            )),
+            ))
+            .starting(&[
+                "What is in my inbox?",
+                "Move all the tasks in my inbox into projects, create projects if needed",
+                "Which projects have open tasks?",
+            ]),
         );
     }
     if database {
@@ -208,7 +232,8 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
                     "run_sql",
                     "ask_database",
                 ]),
-            ),
+            )
+            .starting(&ANALYST_STARTERS),
         );
     }
     let assistant = if database {
@@ -222,7 +247,17 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
             .filter(|name| out.contains_key(*name))
             .map(str::to_owned)
             .collect();
-        def
+        if demo_schema {
+            def.starting(&[
+                "I spent $5 on a coffee today, tax rate 0.2, please track it",
+                "Which orders are in transit, and when do they arrive?",
+                "How much did we spend on coffee last month?",
+                "Move all the tasks in my inbox into projects, create projects if needed",
+                "Which five customers ordered the most this year?",
+            ])
+        } else {
+            def.starting(&ANALYST_STARTERS)
+        }
     } else {
         AgentDef::new(
             "Answers questions with the date and a calculator.",
@@ -233,6 +268,13 @@ pub fn builtin(database: bool, demo_schema: bool) -> BTreeMap<String, AgentDef> 
     out.insert("assistant".to_owned(), assistant);
     out
 }
+
+/// What a person might first ask of a database Steward knows nothing more about.
+const ANALYST_STARTERS: [&str; 3] = [
+    "Which tables are there, and what does each hold?",
+    "How many rows does each table have?",
+    "What are the most recent records, and what do they say?",
+];
 
 /// The names agent instructions may use: `{categories}` (the expense categories), `{schema}` (the schema
 /// context for the question), `{dialect}`, `{rules}` (Steward's common rules) and `{specialists}` (the agents it

@@ -96,9 +96,6 @@ pub(crate) async fn run(args: ServeArgs, config: &ConfigFile) -> anyhow::Result<
         .next()
         .with_context(|| format!("the address `{bind}` names no host"))?;
     let models = args.model.choice();
-    // A server without a model answers nothing: find out now, not at the first message.
-    let default_agent = app.default_agent_for(&steward_core::Principal::local());
-    app.models(&models, &default_agent, None, None).await?;
     let grace = Duration::from_secs(args.grace);
     let server = steward_server::Server::new(steward_server::ServerOptions {
         app: app.clone(),
@@ -110,6 +107,12 @@ pub(crate) async fn run(args: ServeArgs, config: &ConfigFile) -> anyhow::Result<
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
+    if let Some(why) = server.no_model() {
+        note!(
+            "steward serve: messages cannot be answered until a model is set (MCP's tools, approvals, change \
+             sets, runs and the audit trail work without one). Why: {why}"
+        );
+    }
     note!(
         "steward serve: listening on http://{local} (web UI at /, API at /api, OpenAI-compatible at /v1, MCP at /mcp); \
          runs are stored in {}",

@@ -1291,3 +1291,122 @@ server:
         "1"
     );
 }
+
+/// Without a model the server still starts and serves what needs none: `/ready` and `/api/me` say there is no
+/// model and how to set one, MCP at `/mcp` lists and calls tools, and a message is refused saying why.
+#[tokio::test]
+async fn serve_without_a_model_starts_says_so_and_serves_what_needs_none() {
+    let (dir, db) = demo_in("serve-no-model");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(&config, format!("databases:\n  shop: sqlite://{db}\n")).unwrap();
+    let data = scratch_dir("serve-no-model-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let mut child = steward_command(
+        &[
+            "serve",
+            "-c",
+            &config,
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+            &store,
+        ],
+        &[("XDG_DATA_HOME", &data)],
+    )
+    .spawn()
+    .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let mut said = String::new();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("steward serve ended before listening")
+            .unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let server = Serve { child, base };
+    assert!(
+        said.contains("messages cannot be answered until a model is set"),
+        "{said}"
+    );
+    assert!(said.contains("STEWARD_MODEL"), "{said}");
+
+    let ready = get(&server.base, "/ready").await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["model"]["configured"], false, "{ready}");
+    assert!(
+        ready["model"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--model"),
+        "{ready}"
+    );
+    let me = get(&server.base, "/api/me").await;
+    assert_eq!(me["model_status"]["configured"], false, "{me}");
+
+    // MCP needs no model: its tools are listed and a SQL read runs.
+    let rpc = |body: Value| {
+        let url = format!("{}/mcp", server.base);
+        async move {
+            let response = http()
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
+            serde_json::from_str::<Value>(&response.text().await.unwrap()).unwrap()
+        }
+    };
+    let listed = rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"run_sql"), "{names:?}");
+    let called = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "run_sql", "arguments": {"sql": "SELECT count(*) AS n FROM orders"}}}))
+    .await;
+    assert_eq!(
+        called["result"]["structuredContent"]["rows"][0][0].to_string(),
+        sqlite3(&db, "SELECT count(*) FROM orders"),
+        "{called}"
+    );
+
+    // A message is refused with why, and nothing is left running.
+    let (status, created) = call(
+        &server.base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "analyst"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = serde_json::from_str::<Value>(&created).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, body) = call(
+        &server.base,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        Some(json!({"content": "How many orders are there?"})),
+        true,
+    )
+    .await;
+    assert!(status >= 400, "{status} {body}");
+    assert!(body.contains("no model is configured"), "{body}");
+    let conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
+    assert_ne!(conversation["status"], "running", "{conversation}");
+}

@@ -277,6 +277,91 @@ server:
     );
 }
 
+/// The everyday controls in the browser (`crates/server/tests/ui/basics.mjs`): starters, folded steps, Copy SQL,
+/// Download CSV (compared with the database's own rows), Edit and run again (the edited SQL reaches the model),
+/// Stop and Retry, "tokens unknown", Escape, the default model named, the dark theme.
+#[tokio::test]
+async fn the_web_ui_has_the_everyday_controls() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
+    const FIRST: &str = "SELECT name, city FROM customers ORDER BY id LIMIT 3";
+    const EDITED: &str = "SELECT name, city FROM customers ORDER BY id DESC LIMIT 2";
+    let (dir, db) = demo_in("ui-basics");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\ndefaults: {{agent: analyst}}\nroles:\n  analyst: {{agents: [analyst]}}\nprincipals:\n  ada: {{role: analyst}}\nserver:\n  tokens:\n    - {{name: ui, sha256: {}, principal: ada}}\n",
+            token_sha256(TOKEN)
+        ),
+    )
+    .unwrap();
+    // A text reply whose provider reports no usage.
+    let unreported = |text: &str| {
+        wiremock::ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-u", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]
+        }))
+    };
+    let model = mock_openai(vec![
+        tool_reply("s1", "run_sql", &json!({"sql": FIRST}).to_string()),
+        text_reply("Here are three customers."),
+        tool_reply("e1", "run_sql", &json!({"sql": EDITED}).to_string()),
+        unreported("Two customers, newest first."),
+        // Long enough to be stopped.
+        text_reply("Too late.").set_delay(std::time::Duration::from_secs(20)),
+        unreported("There are many orders."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("ui-basics-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve_with(
+        &config,
+        &store,
+        &model_base,
+        &data,
+        &[("STEWARD_MODEL", "openai:gpt-4o-mini")],
+    );
+    // The CSV the first result must download as: the database's own rows, in RFC 4180.
+    let rows = sqlite3(&db, &format!("SELECT name || '\t' || city FROM ({FIRST})"));
+    let quote = |v: &str| {
+        if v.contains([',', '"', '\r', '\n']) {
+            format!("\"{}\"", v.replace('"', "\"\""))
+        } else {
+            v.to_owned()
+        }
+    };
+    let mut csv = "name,city\r\n".to_owned();
+    for line in rows.lines() {
+        let (name, city) = line.split_once('\t').unwrap();
+        csv.push_str(&format!("{},{}\r\n", quote(name), quote(city)));
+    }
+    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let report = node(
+        &ui,
+        "basics.mjs",
+        &server.base,
+        &shots,
+        &[
+            ("STEWARD_CSV", &csv),
+            ("STEWARD_EDITED", EDITED),
+            ("STEWARD_MODEL_SHOWN", "openai:gpt-4o-mini"),
+        ],
+    )
+    .await;
+    drop(server);
+    // The edited SQL reached the model as the person's message.
+    let asked = bodies(&model).await;
+    assert!(
+        asked
+            .iter()
+            .any(|b| b["messages"].to_string().contains(EDITED)),
+        "{report}"
+    );
+}
+
 /// Runs the browser script `script` against the server at `base` (signing in with [`TOKEN`]), with `env`
 /// besides; fails the test with its report unless it passed. Returns the report.
 async fn node(ui: &Path, script: &str, base: &str, shots: &Path, env: &[(&str, &str)]) -> String {

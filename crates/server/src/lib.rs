@@ -76,7 +76,7 @@ pub struct Server {
     paths(
         health, ready,
         api::me, api::create_conversation, api::list_conversations, api::get_conversation,
-        api::patch_conversation, api::delete_conversation, api::post_message,
+        api::patch_conversation, api::delete_conversation, api::post_message, api::stop_turn,
         api::list_approvals, api::decide, api::list_changes, api::get_change_set, api::decide_changes,
         api::chart, api::runs, api::run, api::audit,
         openai::models, openai::model, openai::chat_completions,
@@ -127,10 +127,12 @@ const READY_LIMIT: Duration = Duration::from_millis(500);
 #[utoipa::path(get, path = "/ready", tag = "ops", security(), responses((status = 200, description = "Ready: the run store can be written"), (status = 503, description = "The run store cannot be written now: `cause` says why, `action` what to do")))]
 async fn ready(State(shared): State<Arc<Shared>>) -> Response {
     match shared.store.health(READY_LIMIT).await {
-        Ok(()) => {
-            axum::Json(json!({"status": "ready", "runs_in_flight": shared.in_flight.count()}))
-                .into_response()
-        }
+        Ok(()) => axum::Json(json!({
+            "status": "ready",
+            "runs_in_flight": shared.in_flight.count(),
+            "model": shared.model_status(),
+        }))
+        .into_response(),
         Err(fault) => (
             StatusCode::SERVICE_UNAVAILABLE,
             axum::Json(json!({
@@ -222,6 +224,17 @@ impl Server {
         let Some(store) = options.app.store().cloned() else {
             return Err(ServerError::NoStore);
         };
+        // Without a model the server still serves what needs none (MCP's tools, approvals, change sets, runs,
+        // the audit trail); it says so at /ready, in /api/me and the web UI, and a message is refused with why.
+        let default_agent = options
+            .app
+            .default_agent_for(&steward_core::Principal::local());
+        let no_model = options
+            .app
+            .models(&options.models, &default_agent, None, None)
+            .await
+            .err()
+            .map(|e| e.to_string());
         let shared = Arc::new(Shared {
             app: options.app,
             store,
@@ -237,8 +250,16 @@ impl Server {
             failures: guardrails::failures::FailedSignIns::default(),
             hosts,
             started: chrono::Utc::now().timestamp(),
+            stops: std::sync::Mutex::default(),
+            no_model,
         });
         Ok(Self { shared, stop_runs })
+    }
+
+    /// Why the server has no model for its default agent, when it has none: it serves what needs no model,
+    /// and says this at `/ready`, in `/api/me` and in the web UI.
+    pub fn no_model(&self) -> Option<&str> {
+        self.shared.no_model.as_deref()
     }
 
     /// Allows `failures` failed sign-ins per client address within `window` (default: 10 a minute; 0 turns
@@ -268,6 +289,7 @@ impl Server {
                     .delete(api::delete_conversation),
             )
             .route("/api/conversations/{id}/messages", post(api::post_message))
+            .route("/api/conversations/{id}/stop", post(api::stop_turn))
             .route("/api/approvals", get(api::list_approvals))
             .route("/api/approvals/{id}", post(api::decide))
             .route("/api/changes", get(api::list_changes))

@@ -43,9 +43,28 @@ pub(crate) struct Shared {
     pub(crate) hosts: Vec<HostName>,
     /// When this server started (Unix seconds): the `created` of its `/v1` models.
     pub(crate) started: i64,
+    /// The turns this server runs, by conversation: a person's Stop ends one (see `POST
+    /// /api/conversations/{id}/stop`).
+    pub(crate) stops: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>,
+    /// Why there is no model for the default agent, when there is none (found when the server started).
+    pub(crate) no_model: Option<String>,
 }
 
 impl Shared {
+    /// Whether runs have a model, as `/ready` and `/api/me` say it: `{"configured", "message"?}`.
+    pub(crate) fn model_status(&self) -> serde_json::Value {
+        match &self.no_model {
+            None => serde_json::json!({"configured": true}),
+            Some(why) => serde_json::json!({
+                "configured": false,
+                "message": format!(
+                    "Messages cannot be answered until a model is set; MCP's tools, approvals, change sets, runs \
+                     and the audit trail work without one. Why: {why}"
+                ),
+            }),
+        }
+    }
+
     /// How long a turn's lease lasts without renewal.
     pub(crate) fn lease(&self) -> Duration {
         Duration::from_secs(self.limits.lease_seconds.max(1))

@@ -228,13 +228,48 @@ fn change_note(set: &steward_app::store::ChangeSet) -> String {
 pub(crate) fn spawn(shared: Arc<Shared>, turn: Turn, run: Run, home: Home) {
     let guard = InFlight::enter(&shared);
     let span = tracing::info_span!("turn", run_id = %run.id(), conversation = %home.id());
+    let stop = Arc::new(tokio::sync::Notify::new());
+    if let Home::Conversation(id) = &home {
+        stops(&shared).insert(id.clone(), stop.clone());
+    }
     tokio::spawn(
         async move {
             let _guard = guard;
-            drive(&shared, turn, run, home).await;
+            let id = match &home {
+                Home::Conversation(id) => Some(id.clone()),
+                Home::Detached => None,
+            };
+            drive(&shared, turn, run, home, &stop).await;
+            if let Some(id) = id {
+                let mut stops = stops(&shared);
+                if stops.get(&id).is_some_and(|s| Arc::ptr_eq(s, &stop)) {
+                    stops.remove(&id);
+                }
+            }
         }
         .instrument(span),
     );
+}
+
+/// The turns this server runs, by conversation.
+fn stops(
+    shared: &Shared,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Arc<tokio::sync::Notify>>> {
+    shared
+        .stops
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Asks the turn of conversation `id` running on this server to stop; false when none runs here.
+pub(crate) fn stop(shared: &Shared, id: &str) -> bool {
+    match stops(shared).get(id) {
+        Some(stop) => {
+            stop.notify_one();
+            true
+        }
+        None => false,
+    }
 }
 
 /// Why driving stopped before the run did.
@@ -245,9 +280,17 @@ enum Stopped {
     LostLease,
     /// The client of a turn with no conversation (`/v1`) went away.
     ClientGone,
+    /// The person stopped it (the web UI's Stop).
+    ByPerson,
 }
 
-async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
+async fn drive(
+    shared: &Arc<Shared>,
+    turn: Turn,
+    mut run: Run,
+    home: Home,
+    stopped: &tokio::sync::Notify,
+) {
     let mut stop = shared.stop_runs.clone();
     let mut renew = tokio::time::interval(shared.renew_every());
     renew.tick().await;
@@ -276,13 +319,14 @@ async fn drive(shared: &Arc<Shared>, turn: Turn, mut run: Run, home: Home) {
                 () = turn.forwarder.client_gone(), if matches!(home, Home::Detached) => {
                     break Err(Stopped::ClientGone);
                 }
+                () = stopped.notified() => break Err(Stopped::ByPerson),
             }
         }
     };
     let status = match status {
         Ok(status) => status,
-        Err(Stopped::Shutdown) => {
-            // The run ends here, saved as cancelled.
+        Err(Stopped::Shutdown | Stopped::ByPerson) => {
+            // The run ends here (the statement it runs on the database too), saved as cancelled.
             turn.turn.runner().cancel(&mut run);
             RunStatus::Done(Outcome::Cancelled)
         }

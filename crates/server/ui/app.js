@@ -13,7 +13,7 @@ const OUTCOMES = {
   max_steps: 'Step limit reached', token_budget: 'Token budget used up', time_limit: 'Time limit reached',
   model_failed: 'Model failed', cancelled: 'Cancelled', interrupted: 'Interrupted', failed: 'Failed',
 };
-const state = { token: load('token', null), me: null, conversation: null, conversations: [], busy: false, follow: true };
+const state = { token: load('token', null), me: null, conversation: null, conversations: [], busy: false, follow: true, streaming: false, last: '' };
 
 function load(key, fallback) {
   try { const v = localStorage.getItem('steward.' + key); return v === null ? fallback : JSON.parse(v); } catch { return fallback; }
@@ -125,6 +125,57 @@ function sqlView(sql) {
   return el('pre', { class: 'code' }, code);
 }
 
+/** Copies `text` to the clipboard; `button` says whether it worked. */
+async function copy(text, button) {
+  const label = button.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch {
+    // No clipboard (an insecure origin, or the permission refused): select the text for Ctrl+C instead.
+    button.textContent = 'Press Ctrl+C';
+    const area = el('textarea', { class: 'sr-only', 'aria-hidden': 'true' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    try { document.execCommand('copy'); button.textContent = 'Copied'; } catch { /* said above */ }
+    area.remove();
+  }
+  setTimeout(() => { button.textContent = label; }, 1500);
+}
+
+/** SQL a step ran, with Copy and — for a person who may run SQL — Edit and run again (a new message asking the
+ *  agent to run the edited query, through the same checks as any message). */
+function sqlBlock(sql) {
+  const view = sqlView(sql);
+  const copyButton = el('button', { type: 'button', class: 'ghost copy-sql', onclick: () => copy(sql, copyButton) }, 'Copy SQL');
+  const edit = el('button', { type: 'button', class: 'ghost edit-sql', onclick: () => {
+    const area = el('textarea', { class: 'sql-edit', 'aria-label': 'SQL to run', spellcheck: 'false' });
+    area.value = sql;
+    const run = el('button', { type: 'button', class: 'primary run-sql', onclick: () => {
+      const edited = area.value.trim();
+      if (!edited) return;
+      send(`Run this SQL and show me the result:\n\n\`\`\`sql\n${edited}\n\`\`\``);
+    } }, 'Run');
+    const cancel = el('button', { type: 'button', class: 'ghost', onclick: () => { form.replaceWith(block); edit.focus(); } }, 'Cancel');
+    const form = el('div', { class: 'sql-editor' }, area, el('div', { class: 'tools-row' }, run, cancel));
+    block.replaceWith(form);
+    area.focus();
+  } }, 'Edit and run again');
+  const block = el('div', { class: 'sql-block' }, view, el('div', { class: 'tools-row' }, copyButton, edit));
+  return block;
+}
+
+/** A CSV text of a result (RFC 4180: quoted when needed; NULL as an empty field, an empty text as ""). */
+function csv(columns, rows) {
+  const field = (v) => {
+    if (missing(v)) return '';
+    const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    return text === '' || /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [columns, ...rows].map((row) => row.map(field).join(',')).join('\r\n') + '\r\n';
+}
+
 const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
 function inline(text) {
   const out = [];
@@ -215,10 +266,18 @@ function tableView({ columns = [], rows = [], truncated = false }) {
   }
   fill(rows);
   const count = `${rows.length} row${rows.length === 1 ? '' : 's'}${truncated ? ' (more exist; the result was cut)' : ''}`;
+  const download = el('button', { type: 'button', class: 'ghost download-csv', onclick: () => {
+    const url = URL.createObjectURL(new Blob([csv(columns, rows)], { type: 'text/csv;charset=utf-8' }));
+    const link = el('a', { href: url, download: 'result.csv' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } }, 'Download CSV');
   return el('div', { class: 'result' },
     el('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': `Result table, ${count}` },
       el('table', { class: 'rows' }, el('thead', null, el('tr', null, headers)), tbody)),
-    el('p', { class: 'muted small', text: count }));
+    el('div', { class: 'tools-row' }, el('span', { class: 'muted small', text: count }), download));
 }
 
 /** The server's SVG as an image: an <img> never runs scripts, whatever the SVG holds. */
@@ -237,7 +296,7 @@ function argumentsView(args, sql) {
   const rest = args && typeof args === 'object' && !Array.isArray(args) ? { ...args } : args;
   if (typeof sql === 'string' && rest && typeof rest === 'object') for (const k of Object.keys(rest)) if (rest[k] === sql) delete rest[k];
   const empty = rest === undefined || rest === null || (typeof rest === 'object' && Object.keys(rest).length === 0);
-  return [typeof sql === 'string' ? sqlView(sql) : null, empty ? null : fieldsView(rest)];
+  return [typeof sql === 'string' ? sqlBlock(sql) : null, empty ? null : fieldsView(rest)];
 }
 
 /** An object's fields as a list of labels and values (nested values as JSON); anything else as JSON. */
@@ -266,12 +325,26 @@ class Turn {
     this.drafts = new Map();
     this.finished = false;
     this.root = el('article', { class: 'turn assistant', 'aria-label': 'Steward' });
+    // The steps (thoughts, calls, results) go in a fold, open while the turn runs and folded once it is answered.
+    this.summary = el('summary', { text: 'Steps' });
+    this.steps = el('details', { class: 'steps', open: true }, this.summary);
+    this.stepCount = 0;
+    this.root.append(this.steps);
     $('chat').append(this.root);
   }
 
   add(node, event) {
     if (event && event.parent_run_id) node.classList.add('sub');
     this.root.append(node);
+    scrollDown();
+    return node;
+  }
+
+  /** A step's card, in the fold of steps. */
+  step(node, event) {
+    if (event && event.parent_run_id) node.classList.add('sub');
+    this.stepCount += 1;
+    this.steps.append(node);
     scrollDown();
     return node;
   }
@@ -290,7 +363,7 @@ class Turn {
     const key = `${e.run_id}/${e.step}`;
     switch (e.type) {
       case 'run':
-        if (e.parent_run_id) this.add(el('p', { class: 'sub-run muted small', text: `↳ ${e.agent || 'agent'} works on it` }), e);
+        if (e.parent_run_id) this.step(el('p', { class: 'sub-run muted small', text: `↳ ${e.agent || 'agent'} works on it` }), e);
         break;
       case 'step':
         if (!this.history) setStatus(`Working… (step ${e.step})`);
@@ -299,21 +372,22 @@ class Turn {
         let draft = this.drafts.get(key);
         // Not read out piece by piece: the finished answer or thought that replaces it is.
         if (!draft) { draft = this.add(el('div', { class: 'draft', 'aria-live': 'off' }), e); this.drafts.set(key, draft); }
+
         draft.append(String(e.text ?? ''));
         scrollDown();
         break;
       }
       case 'thought':
         this.dropDrafts(key);
-        if (e.text && e.text.trim()) this.add(card('thought', 'Thought', null, markdown(e.text)), e);
+        if (e.text && e.text.trim()) this.step(card('thought', 'Thought', null, markdown(e.text)), e);
         break;
       case 'tool_call':
-        this.calls.set(e.call_id, this.add(card('tool', 'Tool', e.tool, argumentsView(e.arguments, e.sql)), e));
+        this.calls.set(e.call_id, this.step(card('tool', 'Tool', e.tool, argumentsView(e.arguments, e.sql)), e));
         if (!this.history) setStatus(`Calling ${e.tool}…`);
         break;
       case 'observation': {
         // A resumed run's first observation answers a call shown in an earlier turn: it gets its own card.
-        const target = this.calls.get(e.call_id) || this.add(card('tool', 'Result', e.tool), e);
+        const target = this.calls.get(e.call_id) || this.step(card('tool', 'Result', e.tool), e);
         if (e.is_error) target.classList.add('failed');
         const content = String(e.content ?? '');
         const details = el('details', { class: 'observation', open: e.is_error || !this.calls.has(e.call_id) ? true : null },
@@ -323,10 +397,14 @@ class Turn {
         break;
       }
       case 'rejected':
-        this.add(card('rejected', 'Rejected', e.tool, el('p', { text: e.reason || '' })), e);
+        this.step(card('rejected', 'Rejected', e.tool, el('p', { text: e.reason || '' })), e);
         break;
       case 'usage':
-        if (!e.parent_run_id) this.usage = el('p', { class: 'usage muted small', text: `${e.total_tokens ?? 0} tokens · ${e.steps ?? 0} step${e.steps === 1 ? '' : 's'}` });
+        // A provider that reports no usage sends zeros: that is not known, not free.
+        if (!e.parent_run_id && e.steps > 0) {
+          const tokens = e.total_tokens > 0 ? `${e.total_tokens} tokens` : 'tokens unknown (the provider did not report them)';
+          this.usage = el('p', { class: 'usage muted small', text: `${tokens} · ${e.steps ?? 0} step${e.steps === 1 ? '' : 's'}` });
+        }
         break;
       case 'approval':
         this.dropDrafts();
@@ -337,7 +415,7 @@ class Turn {
       case 'answer':
         if (e.parent_run_id) {
           this.dropDrafts(`${e.run_id}/`);
-          this.add(card('sub-answer', 'Agent answer', null, markdown(e.content)), e);
+          this.step(card('sub-answer', 'Agent answer', null, markdown(e.content)), e);
           break;
         }
         this.dropDrafts();
@@ -346,8 +424,10 @@ class Turn {
         break;
       case 'error':
         this.dropDrafts();
-        this.add(card('error', OUTCOMES[e.outcome] || 'Error', null, el('p', { text: e.message || 'The run failed.' })), e);
-        this.end(e, 'The run failed.');
+        const said = e.outcome === 'cancelled' ? 'Stopped before it finished; anything it had staged was discarded.' : e.message;
+        this.add(card('error', OUTCOMES[e.outcome] || 'Error', null, el('p', { text: said || 'The run failed.' }),
+          this.history || !state.last ? null : retryButton(state.last)), e);
+        this.end(e, e.outcome === 'cancelled' ? 'Stopped.' : 'The run failed.');
         break;
       case 'changes':
         this.dropDrafts();
@@ -373,10 +453,20 @@ class Turn {
   end(e, status) {
     if (e.parent_run_id) return;
     this.finished = true;
+    if (this.stepCount) {
+      this.summary.textContent = `Steps (${this.stepCount})`;
+      // Answered: the steps fold (open them to see the SQL and the rows); waiting or failed: they stay open.
+      if (e.type === 'answer') this.steps.open = false;
+    } else this.steps.remove();
     if (this.usage) this.root.append(this.usage);
     scrollDown();
     if (!this.history) setStatus(status);
   }
+}
+
+/** Sends `text` again (after an error). */
+function retryButton(text) {
+  return el('div', { class: 'tools-row' }, el('button', { type: 'button', class: 'retry', onclick: () => send(text) }, 'Retry'));
 }
 
 function approvalCard(a, active) {
@@ -561,8 +651,20 @@ function addUser(text) {
 }
 
 function emptyChat() {
+  const agent = ((state.me && state.me.agents) || []).find((a) => a.name === $('set-agent').value);
+  const starters = (agent && agent.starters) || [];
   $('chat').replaceChildren(el('div', { class: 'empty' }, el('h2', { text: 'What should Steward do?' }),
-    el('p', { class: 'muted', text: 'Ask a question about your data or give an instruction. Steward shows each step it takes; changes wait for your approval.' })));
+    el('p', { class: 'muted', text: 'Ask a question about your data or give an instruction. Steward shows each step it takes; changes wait for your approval.' }),
+    starters.length ? el('div', { class: 'starters', role: 'group', 'aria-label': 'Questions to start with' },
+      starters.map((q) => el('button', { type: 'button', class: 'starter', onclick: () => send(q) }, q))) : null,
+    noModelNote()));
+}
+
+/** When the server has no model: what works without one, and how to set one. */
+function noModelNote() {
+  const status = state.me && state.me.model_status;
+  if (!status || status.configured) return null;
+  return card('error no-model', 'No model', null, el('p', { class: 'pre', text: status.message || 'No model is configured.' }));
 }
 
 async function refreshConversations() {
@@ -670,10 +772,29 @@ function setBusy(busy) {
   $('chat').setAttribute('aria-busy', String(busy));
 }
 
-async function send() {
+/** While a message is answered, Send becomes Stop. */
+function setStreaming(streaming) {
+  state.streaming = streaming;
+  const button = $('send');
+  button.textContent = streaming ? 'Stop' : 'Send';
+  button.classList.toggle('stop', streaming);
+  button.classList.toggle('primary', !streaming);
+  button.type = streaming ? 'button' : 'submit';
+  button.setAttribute('aria-label', streaming ? 'Stop the answer' : 'Send');
+  if (streaming) button.disabled = false;
+}
+
+async function stop() {
+  if (!state.streaming || !state.conversation) return;
+  setStatus('Stopping…');
+  try { await api('POST', `/api/conversations/${encodeURIComponent(state.conversation)}/stop`, {}); } catch (err) { setStatus(err.message); }
+}
+
+async function send(given) {
   const box = $('task');
-  const text = box.value.trim();
+  const text = (typeof given === 'string' ? given : box.value).trim();
   if (!text || state.busy) return;
+  state.last = text;
   setBusy(true);
   setStatus('Sending…');
   try {
@@ -686,14 +807,16 @@ async function send() {
       $('title').textContent = text.slice(0, 80);
     }
     const response = await api('POST', `/api/conversations/${encodeURIComponent(state.conversation)}/messages`, { content: text, settings }, 'text/event-stream');
-    box.value = '';
+    if (typeof given !== 'string' || box.value.trim() === text) box.value = '';
     addUser(text);
+    setStreaming(true);
     await new Turn().stream(response);
   } catch (err) {
-    $('chat').append(card('error', 'Error', null, el('p', { text: err.message })));
+    $('chat').append(card('error', 'Error', null, el('p', { text: err.message }), retryButton(text)));
     setStatus(err.message);
     scrollDown(true);
   } finally {
+    setStreaming(false);
     setBusy(false);
     refreshConversations();
   }
@@ -759,6 +882,12 @@ async function enter(profile) {
   $('task').focus();
 }
 
+function toggleSettings(open) {
+  $('settings').hidden = !open;
+  $('settings-toggle').setAttribute('aria-expanded', String(open));
+  if (open) $('set-agent').focus();
+}
+
 function toggleSidebar(open) {
   document.body.classList.toggle('sidebar-open', open);
   $('menu').setAttribute('aria-expanded', String(open));
@@ -779,23 +908,22 @@ function bind() {
   });
   $('signout').addEventListener('click', () => showSignIn(''));
   $('composer').addEventListener('submit', (ev) => { ev.preventDefault(); send(); });
+  $('send').addEventListener('click', (ev) => { if (state.streaming) { ev.preventDefault(); stop(); } });
   $('task').addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
   });
   $('new-conversation').addEventListener('click', newConversation);
   $('menu').addEventListener('click', () => toggleSidebar(!document.body.classList.contains('sidebar-open')));
-  $('settings-toggle').addEventListener('click', () => {
-    const panel = $('settings');
-    panel.hidden = !panel.hidden;
-    $('settings-toggle').setAttribute('aria-expanded', String(!panel.hidden));
-    if (!panel.hidden) $('set-agent').focus();
-  });
+  $('settings-toggle').addEventListener('click', () => toggleSettings($('settings').hidden));
   $('chat').addEventListener('scroll', () => { state.follow = nearBottom(); }, { passive: true });
   $('settings').addEventListener('change', () => save('settings', currentSettings()));
   $('settings').addEventListener('submit', (ev) => ev.preventDefault());
   document.addEventListener('keydown', (ev) => {
-    if (ev.key === 'Escape' && document.body.classList.contains('sidebar-open')) { toggleSidebar(false); $('menu').focus(); }
+    if (ev.key !== 'Escape') return;
+    if (!$('settings').hidden) { toggleSettings(false); $('settings-toggle').focus(); } else if (document.body.classList.contains('sidebar-open')) { toggleSidebar(false); $('menu').focus(); }
   });
+  // Another agent may start with other questions.
+  $('set-agent').addEventListener('change', () => { if (!state.conversation && !state.busy) emptyChat(); });
 }
 
 async function start() {

@@ -254,6 +254,17 @@ impl Drop for Serve {
 /// Starts `steward serve` on a free port of 127.0.0.1 with `config`, the run store `store`, the OpenAI-compatible
 /// model at `model_base` and the data folder `data`; returns once it listens.
 pub fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
+    serve_with(config, store, model_base, data, &[])
+}
+
+/// [`serve`] with more environment variables.
+pub fn serve_with(
+    config: &str,
+    store: &str,
+    model_base: &str,
+    data: &str,
+    env: &[(&str, &str)],
+) -> Serve {
     let mut child = steward_command(
         &[
             "serve",
@@ -270,7 +281,10 @@ pub fn serve(config: &str, store: &str, model_base: &str, data: &str) -> Serve {
             ("OPENAI_BASE_URL", model_base),
             ("OPENAI_API_KEY", "test"),
             ("XDG_DATA_HOME", data),
-        ],
+        ]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect::<Vec<_>>(),
     )
     .spawn()
     .unwrap();

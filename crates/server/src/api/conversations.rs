@@ -116,10 +116,25 @@ pub(crate) async fn me(
         .agent_names()
         .filter(|name| app.may_run(&caller.principal, name).is_ok())
         .map(|name| {
-            json!({"name": name, "description": app.agent_def(name).map(|d| d.description.clone()).unwrap_or_default()})
+            let def = app.agent_def(name);
+            json!({"name": name,
+                   "description": def.map(|d| d.description.clone()).unwrap_or_default(),
+                   "starters": def.map(|d| d.starters.clone()).unwrap_or_default()})
         })
         .collect();
     let models: Vec<&String> = app.config().models.keys().collect();
+    // The model runs get when the person picks none: the server's `--model` or `STEWARD_MODEL`, else the
+    // config's default, else what the environment offers (said as unknown here: none is chosen yet).
+    let default_model = shared
+        .choice
+        .spec
+        .clone()
+        .or_else(|| app.config().defaults.model.clone())
+        .or_else(|| {
+            std::env::var("STEWARD_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        });
     Json(json!({
         "principal": caller.principal.name,
         "role": caller.principal.role,
@@ -128,9 +143,10 @@ pub(crate) async fn me(
         "models": models,
         "defaults": {
             "agent": app.default_agent_for(&caller.principal),
-            "model": app.config().defaults.model,
+            "model": default_model,
         },
         "auth": shared.auth.required(),
+        "model_status": shared.model_status(),
     }))
 }
 

@@ -92,3 +92,29 @@ pub(crate) async fn post_message(
     turns::spawn(shared.clone(), turn, run, home);
     Ok(sse(events).into_response())
 }
+
+/// Stops the answer being written in conversation `id` (the web UI's Stop): its run is cancelled, the statement
+/// it runs on the database too, and the stream of the message ends with an `error` event of outcome
+/// `cancelled`; what it staged is discarded. 409 when nothing runs here.
+#[utoipa::path(post, path = "/api/conversations/{id}/stop", tag = "api", params(("id" = String, Path)),
+    responses((status = 202, description = "The run is being stopped"),
+        (status = 404, body = crate::state::ErrorBody), (status = 409, body = crate::state::ErrorBody)))]
+pub(crate) async fn stop_turn(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Api<Response> {
+    let conversation = owned(&shared, &caller, &id, true).await?;
+    if turns::stop(&shared, &id) {
+        return Ok((
+            axum::http::StatusCode::ACCEPTED,
+            Json(json!({"stopping": true})),
+        )
+            .into_response());
+    }
+    Err(ApiError::conflict(if conversation.status == "running" {
+        "this conversation's answer is being written by another server; stop it there, or wait for it"
+    } else {
+        "nothing is being answered in this conversation"
+    }))
+}
