@@ -1,18 +1,22 @@
 //! Charts for numeric results, rendered on the server as SVG.
 //!
-//! [`chart`] looks at a result's columns and rows and draws a bar or a line chart when the data lends itself
-//! to one. The rules, in order:
+//! [`chart`] draws a bar or a line chart only when the shape of a result calls for one; a listing gets none
+//! (the table says it better). The rules, in order:
 //!
 //! - **Enough data**: between 2 and [`MAX_ROWS`] rows, and at least one numeric column. A column is numeric
 //!   when every cell is a JSON number, a numeric string as databases return decimals (`"12.50"`, `"-3"`,
 //!   `"1e3"`) or null, and at least one cell is not null. A null draws nothing (a missing bar, a gap in a line).
-//! - **Labels**: the first non-numeric column. When every column is numeric, the first column (a year, a
-//!   month number), or the row number when there is only one column.
-//! - **Series**: the other numeric columns, at most [`MAX_SERIES`]. Columns named `id` or ending in `_id` are
-//!   left out when another series remains: identifiers are not quantities.
+//! - **A category or time column**: the first non-numeric column, or a numeric first column named like a
+//!   period (`year`, `month`, …). Without one there is no chart.
+//! - **One value per label**: a label that repeats means the rows are a listing (60 shipments, not a
+//!   total per carrier): no chart.
+//! - **Measures**: the other numeric columns but identifiers (`id`, `*_id`), at most [`MAX_PANELS`].
 //! - **Kind**: a line when the labels look like dates or months (`2024-05`, `2024-05-31`, `2024-05-31T10:00`,
 //!   `2024-Q2`, month names) or the label column is named like a period (`date`, `day`, `week`, `month`,
-//!   `quarter`, `year`); a bar otherwise. An explicit `kind` wins.
+//!   `quarter`, `year`); a bar otherwise, for at most [`MAX_BARS`] categories. An explicit `kind` wins.
+//! - **Scale**: one or two measures of comparable scale (their largest magnitudes within [`SCALE_RATIO`]) share
+//!   one axis; otherwise each gets a panel of its own, stacked with the same labels (small multiples), so that
+//!   orders next to revenue in thousands are both readable.
 //!
 //! The SVG is self-contained (no script, no external reference, no style sheet), has a `viewBox`,
 //! `role="img"`, a `<title>` and a `<desc>` for assistive technology, a y axis with round ticks, a legend when
@@ -38,8 +42,16 @@ mod svg;
 
 /// The most rows [`chart`] draws; a larger result gets no chart.
 pub const MAX_ROWS: usize = 500;
-/// The most series (numeric columns) [`chart`] draws; further columns are left out.
+/// The most series (numeric columns) one panel draws.
 pub const MAX_SERIES: usize = 8;
+/// The most measures [`chart`] draws (each in its own panel when they do not share a scale); a result with more
+/// gets no chart.
+pub const MAX_PANELS: usize = 4;
+/// The most categories a bar chart draws; more read better as a table.
+pub const MAX_BARS: usize = 30;
+/// Two measures share an axis when the larger of their largest magnitudes is at most this many times the
+/// smaller.
+pub const SCALE_RATIO: f64 = 10.0;
 
 const PERIOD_WORDS: [&str; 7] = ["date", "day", "week", "month", "quarter", "year", "period"];
 /// Month names and their abbreviations, as labels of a line chart.
@@ -77,47 +89,87 @@ pub fn chart(columns: &[String], rows: &[Vec<Value>], kind: Option<ChartKind>) -
     let numeric: Vec<bool> = (0..columns.len())
         .map(|c| is_numeric_column(column(c)))
         .collect();
-    let label = numeric
-        .iter()
-        .position(|n| !n)
-        .or(if columns.len() > 1 { Some(0) } else { None });
-    let mut series: Vec<usize> = (0..columns.len())
-        .filter(|&c| numeric.get(c) == Some(&true) && Some(c) != label)
+    let label = numeric.iter().position(|n| !n).or_else(|| {
+        (columns.len() > 1 && columns.first().is_some_and(|name| is_period_name(name))).then_some(0)
+    })?;
+    let series: Vec<usize> = (0..columns.len())
+        .filter(|&c| numeric.get(c) == Some(&true) && c != label)
+        .filter(|c| !columns.get(*c).is_some_and(|name| is_id_like(name)))
         .collect();
-    let is_id = |c: &usize| columns.get(*c).is_some_and(|name| is_id_like(name));
-    if series.iter().any(|c| !is_id(c)) {
-        series.retain(|c| !is_id(c));
-    }
-    series.truncate(MAX_SERIES);
-    if series.is_empty() {
+    if series.is_empty() || series.len() > MAX_PANELS {
         return None;
     }
-    let (label_name, labels): (&str, Vec<String>) =
-        match label.and_then(|c| columns.get(c).map(|n| (c, n))) {
-            Some((c, name)) => (name, column(c).map(label_text).collect()),
-            None => ("row", (1..=rows.len()).map(|i| i.to_string()).collect()),
-        };
-    let plot = Plot {
-        label_name,
-        labels,
-        names: series
-            .iter()
-            .filter_map(|&c| columns.get(c).cloned())
-            .collect(),
-        values: series
-            .iter()
-            .map(|&c| column(c).map(number).collect())
-            .collect(),
-    };
-    let kind = kind.unwrap_or(if looks_temporal(plot.label_name, &plot.labels) {
+    let label_name = columns.get(label)?.as_str();
+    let labels: Vec<String> = column(label).map(label_text).collect();
+    let mut seen = std::collections::HashSet::new();
+    if !labels.iter().all(|l| seen.insert(l.as_str())) {
+        return None;
+    }
+    let kind = kind.unwrap_or(if looks_temporal(label_name, &labels) {
         ChartKind::Line
     } else {
         ChartKind::Bar
     });
-    Some(Chart {
-        kind,
-        svg: plot.render(kind)?,
-    })
+    if kind == ChartKind::Bar && labels.len() > MAX_BARS {
+        return None;
+    }
+    let values: Vec<Vec<Option<f64>>> = series
+        .iter()
+        .map(|&c| column(c).map(number).collect())
+        .collect();
+    let names: Vec<String> = series
+        .iter()
+        .filter_map(|&c| columns.get(c).cloned())
+        .collect();
+    let shared_axis = match values.as_slice() {
+        [_] => true,
+        [a, b] => comparable(a, b),
+        _ => false,
+    };
+    let svg = if shared_axis {
+        Plot {
+            label_name,
+            labels,
+            names,
+            values,
+            height: svg::HEIGHT,
+        }
+        .render(kind)?
+    } else {
+        let panels: Vec<Plot<'_>> = names
+            .into_iter()
+            .zip(values)
+            .map(|(name, values)| Plot {
+                label_name,
+                labels: labels.clone(),
+                names: vec![name],
+                values: vec![values],
+                height: svg::PANEL_HEIGHT,
+            })
+            .collect();
+        svg::stack(&panels, kind)?
+    };
+    Some(Chart { kind, svg })
+}
+
+/// Whether two measures can share an axis: their largest magnitudes are within [`SCALE_RATIO`].
+fn comparable(a: &[Option<f64>], b: &[Option<f64>]) -> bool {
+    let largest = |v: &[Option<f64>]| v.iter().flatten().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let (a, b) = (largest(a), largest(b));
+    let (low, high) = (a.min(b), a.max(b));
+    low == 0.0 || high / low <= SCALE_RATIO
+}
+
+/// Whether a column's name says it holds periods (`year`, `order_month`, `days`).
+fn is_period_name(name: &str) -> bool {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            PERIOD_WORDS.contains(&word)
+                || word
+                    .strip_suffix('s')
+                    .is_some_and(|w| PERIOD_WORDS.contains(&w))
+        })
 }
 
 /// A finite number from a JSON number or a numeric string.
@@ -183,16 +235,7 @@ fn label_text(value: &Value) -> String {
 
 /// Whether the labels are points in time: all dates or months, or the column is named like a period.
 fn looks_temporal(name: &str, labels: &[String]) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let named = lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|word| {
-            PERIOD_WORDS.contains(&word)
-                || word
-                    .strip_suffix('s')
-                    .is_some_and(|w| PERIOD_WORDS.contains(&w))
-        });
-    named
+    is_period_name(name)
         || labels.iter().all(|l| {
             is_date_like(l)
                 || MONTHS

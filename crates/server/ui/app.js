@@ -280,13 +280,80 @@ function tableView({ columns = [], rows = [], truncated = false }) {
     el('div', { class: 'tools-row' }, el('span', { class: 'muted small', text: count }), download));
 }
 
-/** The server's SVG as an image: an <img> never runs scripts, whatever the SVG holds. */
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const SVG_TAGS = new Set(['svg', 'g', 'rect', 'line', 'path', 'circle', 'text', 'title', 'desc', 'polyline']);
+const SVG_ATTRS = new Set(['x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'r', 'rx', 'width', 'height', 'viewBox', 'fill', 'stroke',
+  'stroke-width', 'stroke-linejoin', 'stroke-linecap', 'd', 'transform', 'text-anchor', 'dy', 'font-size', 'font-weight',
+  'font-family', 'class', 'role']);
+
+/** The server's SVG rebuilt element by element from a short list of drawing elements and attributes (no script,
+ *  no link, no style, no event handler can come through), so that it lives in the page: its marks show their
+ *  values on hover and on focus. */
+function svgFrom(text) {
+  let root;
+  try { root = new DOMParser().parseFromString(String(text), 'image/svg+xml').documentElement; } catch { return null; }
+  if (!root || root.namespaceURI !== SVG_NS || root.localName !== 'svg') return null;
+  const copy = (node) => {
+    if (node.nodeType === Node.TEXT_NODE) return document.createTextNode(node.nodeValue);
+    if (node.nodeType !== Node.ELEMENT_NODE || node.namespaceURI !== SVG_NS || !SVG_TAGS.has(node.localName)) return null;
+    const out = document.createElementNS(SVG_NS, node.localName);
+    for (const a of node.attributes) if (SVG_ATTRS.has(a.name) && !/url\(|javascript:|data:/i.test(a.value)) out.setAttribute(a.name, a.value);
+    for (const child of node.childNodes) { const c = copy(child); if (c) out.append(c); }
+    return out;
+  };
+  return copy(root);
+}
+
+/** A chart: the server's SVG in the page, each bar or point showing its value on hover and on keyboard focus. */
 function chartView(chart) {
   if (!chart || typeof chart.svg !== 'string') return null;
-  let title = '';
-  try { title = new DOMParser().parseFromString(chart.svg, 'image/svg+xml').querySelector('title')?.textContent || ''; } catch { /* no title */ }
-  const src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(chart.svg);
-  return el('figure', { class: 'chart' }, el('img', { src, alt: title || `${chart.kind || ''} chart`.trim() }));
+  const svg = svgFrom(chart.svg);
+  if (!svg) return null;
+  const title = svg.querySelector('title')?.textContent || `${chart.kind || ''} chart`.trim();
+  svg.setAttribute('aria-label', title);
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  const value = el('p', { class: 'chart-value muted small', 'aria-live': 'polite' });
+  const marks = [...svg.querySelectorAll('rect.bar, circle.point')];
+  const say = (mark) => { value.textContent = mark.querySelector('title')?.textContent || ''; };
+  marks.forEach((mark, i) => {
+    mark.addEventListener('mouseenter', () => say(mark));
+    // Every mark is reachable from the keyboard when there are few; otherwise the first, then arrow keys.
+    if (marks.length <= 60 || i === 0) mark.setAttribute('tabindex', '0');
+    mark.setAttribute('aria-label', mark.querySelector('title')?.textContent || '');
+    mark.addEventListener('focus', () => say(mark));
+    mark.addEventListener('keydown', (ev) => {
+      const step = ev.key === 'ArrowRight' ? 1 : ev.key === 'ArrowLeft' ? -1 : 0;
+      const next = step && marks[i + step];
+      if (next) { ev.preventDefault(); next.setAttribute('tabindex', '0'); next.focus(); }
+    });
+  });
+  return el('figure', { class: 'chart', 'data-kind': chart.kind || '' }, svg, value);
+}
+
+/** A result: its table and, when the server drew one, its chart, with a switch between table, bar and line
+ *  (another kind is drawn by the server, `POST /api/chart`). */
+function resultView(table, chart) {
+  const rows = table ? tableView(table) : null;
+  const figure = chartView(chart);
+  if (!figure || !table) return [rows, figure];
+  const holder = el('div', { class: 'chart-holder' }, figure);
+  const views = ['table', 'bar', 'line'];
+  const buttons = views.map((view) => el('button', { type: 'button', class: 'ghost view-' + view, 'aria-pressed': String(view === chart.kind),
+    onclick: () => show(view) }, view[0].toUpperCase() + view.slice(1)));
+  async function show(view) {
+    buttons.forEach((b, i) => b.setAttribute('aria-pressed', String(views[i] === view)));
+    holder.hidden = view === 'table';
+    if (view === 'table') return;
+    const current = holder.querySelector('figure.chart');
+    if (current && current.dataset.kind === view) return;
+    try {
+      const response = await api('POST', '/api/chart', { columns: table.columns, rows: table.rows, kind: view });
+      const drawn = chartView({ kind: view, svg: await response.text() });
+      if (drawn) holder.replaceChildren(drawn);
+    } catch (err) { setStatus(err.message); }
+  }
+  return [el('div', { class: 'tools-row view-switch', role: 'group', 'aria-label': 'Show the result as' }, buttons), holder, rows];
 }
 
 const pretty = (value) => typeof value === 'string' ? value : JSON.stringify(value, null, 2);
@@ -392,7 +459,7 @@ class Turn {
         const content = String(e.content ?? '');
         const details = el('details', { class: 'observation', open: e.is_error || !this.calls.has(e.call_id) ? true : null },
           el('summary', { text: e.is_error ? 'Error' : 'Observation' }), el('pre', { class: 'code' }, el('code', { text: content })));
-        target.append(...[e.table ? tableView(e.table) : null, chartView(e.chart), content ? details : null].filter(Boolean));
+        target.append(...[...resultView(e.table, e.chart), content ? details : null].filter(Boolean));
         scrollDown();
         break;
       }

@@ -5,10 +5,13 @@ use std::fmt::Write as _;
 use super::{ChartKind, MAX_SERIES};
 
 const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 360.0;
+/// The height of a chart of one panel.
+pub(super) const HEIGHT: f64 = 360.0;
+/// The height of each panel of a stack (small multiples).
+pub(super) const PANEL_HEIGHT: f64 = 220.0;
 const RIGHT: f64 = 16.0;
 /// The average width of a character at the chart's font size, to lay out text without measuring it.
-const CHAR_W: f64 = 6.5;
+const CHAR_W: f64 = 7.0;
 /// Labels longer than this are cut, with an ellipsis.
 const LABEL_CHARS: usize = 14;
 const PALETTE: [&str; MAX_SERIES] = [
@@ -28,6 +31,43 @@ pub(super) struct Plot<'a> {
     pub(super) names: Vec<String>,
     /// Per series, one value per row (`None` for a null).
     pub(super) values: Vec<Vec<Option<f64>>>,
+    /// The picture's height.
+    pub(super) height: f64,
+}
+
+/// Panels of one series each, stacked with the same labels (small multiples): one SVG document whose panels
+/// are nested documents, each with its own axis.
+pub(super) fn stack(panels: &[Plot<'_>], kind: ChartKind) -> Option<String> {
+    let first = panels.first()?;
+    let names: Vec<&str> = panels
+        .iter()
+        .flat_map(|p| p.names.iter().map(String::as_str))
+        .collect();
+    let title = format!(
+        "{} by {} (one panel each)",
+        names.join(" and "),
+        first.label_name
+    );
+    let description: Vec<String> = panels.iter().map(|p| p.description(kind)).collect();
+    let total: f64 = panels.iter().map(|p| p.height).sum();
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="12"><title>{t}</title><desc>{d}</desc>"#,
+        w = num(WIDTH),
+        h = num(total),
+        t = escape(&title),
+        d = escape(&description.join(" ")),
+    );
+    let mut y = 0.0;
+    for panel in panels {
+        let inner = panel.render(kind)?;
+        let inner = inner.strip_prefix("<svg ")?;
+        let _ = write!(svg, r#"<svg y="{}" {inner}"#, num(y));
+        y += panel.height;
+    }
+    svg.push_str("</svg>");
+    Some(svg)
 }
 
 impl Plot<'_> {
@@ -96,16 +136,16 @@ impl Plot<'_> {
             + legend
                 .last()
                 .map_or(0.0, |item| item.row as f64 * 18.0 + 18.0);
-        let plot_h = HEIGHT - top - bottom;
+        let plot_h = self.height - top - bottom;
         let y = |v: f64| top + plot_h * (axis.high - v) / (axis.high - axis.low);
 
         let title = self.title();
         let mut svg = String::with_capacity(4096 + count * self.names.len() * 160);
         let _ = write!(
             svg,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="11"><title>{t}</title><desc>{d}</desc>"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="12"><title>{t}</title><desc>{d}</desc>"#,
             w = num(WIDTH),
-            h = num(HEIGHT),
+            h = num(self.height),
             t = escape(&title),
             d = escape(&self.description(kind)),
         );

@@ -14,7 +14,7 @@ fn draw(names: &[&str], rows: &[Vec<Value>]) -> Chart {
 /// What every chart must satisfy, whatever its data.
 fn assert_well_formed(svg: &str) {
     assert!(
-        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 720 360\""),
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 720 "),
         "{svg}"
     );
     assert!(svg.ends_with("</svg>"));
@@ -23,7 +23,8 @@ fn assert_well_formed(svg: &str) {
     for bad in ["NaN", "inf", "<script", "style=", "href"] {
         assert!(!svg.contains(bad), "{bad} in {svg}");
     }
-    assert_eq!(svg.matches("<svg").count(), 1);
+    // One picture; panels (small multiples) are documents nested in it.
+    assert_eq!(svg.matches("<svg").count(), svg.matches("</svg>").count());
     // Every opened element closes: the tags that hold children balance.
     for tag in ["title", "desc", "text", "g", "rect", "circle"] {
         let opened =
@@ -160,8 +161,8 @@ fn no_chart_without_numbers_or_enough_rows() {
     let many: Vec<Vec<Value>> = (0..=MAX_ROWS)
         .map(|i| vec![json!(i.to_string()), json!(i)])
         .collect();
-    assert_eq!(chart(&cols(&["x", "y"]), &many, None), None);
-    assert!(chart(&cols(&["x", "y"]), &many[..MAX_ROWS], None).is_some());
+    assert_eq!(chart(&cols(&["day", "y"]), &many, None), None);
+    assert!(chart(&cols(&["day", "y"]), &many[..MAX_ROWS], None).is_some());
     assert_eq!(chart(&[], &text, None), None);
     let nulls = vec![vec![json!("a"), Value::Null], vec![json!("b"), Value::Null]];
     assert_eq!(
@@ -238,7 +239,7 @@ fn nulls_leave_gaps() {
 
 #[test]
 fn labels_and_series_are_chosen_by_the_rules() {
-    // Ids are skipped when another series remains; the label is the first non-numeric column.
+    // Ids are never measures; the label is the first non-numeric column.
     let rows = vec![
         vec![json!(7), json!("Ada"), json!("10.5")],
         vec![json!(9), json!("Bob"), json!("3")],
@@ -246,27 +247,36 @@ fn labels_and_series_are_chosen_by_the_rules() {
     let drawn = draw(&["customer_id", "name", "total"], &rows);
     assert_eq!(drawn.svg.matches(r#"class="bar""#).count(), 2);
     assert!(drawn.svg.contains("<title>total by name</title>"));
-    // All numeric: the first column labels, the rest are series; an id alone is still a series.
-    let rows = vec![vec![json!(1), json!(5)], vec![json!(2), json!(6)]];
-    assert!(
-        draw(&["customer_id", "order_id"], &rows)
-            .svg
-            .contains("order_id by customer_id")
+    // All numeric: a first column named like a period labels; anything else is no category, so no chart.
+    let rows = vec![vec![json!(2024), json!(5)], vec![json!(2025), json!(6)]];
+    let years = draw(&["year", "orders"], &rows);
+    assert_eq!(years.kind, ChartKind::Line);
+    assert!(years.svg.contains("orders by year"));
+    assert!(chart(&cols(&["customer_id", "order_id"]), &rows, None).is_none());
+    assert!(chart(&cols(&["total"]), &[vec![json!(5)], vec![json!(6)]], None).is_none());
+    // Only ids besides the label: nothing to measure.
+    let rows = vec![vec![json!("a"), json!(1)], vec![json!("b"), json!(2)]];
+    assert!(chart(&cols(&["name", "order_id"]), &rows, None).is_none());
+    // More measures than panels: no chart; three of one scale: a panel each.
+    let wide: Vec<Vec<Value>> = ["a", "b"]
+        .iter()
+        .map(|l| {
+            let mut row = vec![json!(l)];
+            row.extend((0..5).map(|i| json!(i + 1)));
+            row
+        })
+        .collect();
+    assert!(chart(&cols(&["label", "s0", "s1", "s2", "s3", "s4"]), &wide, None).is_none());
+    let three: Vec<Vec<Value>> = wide.iter().map(|r| r[..4].to_vec()).collect();
+    let drawn = draw(&["label", "s0", "s1", "s2"], &three);
+    assert_eq!(
+        drawn.svg.matches("<svg").count(),
+        4,
+        "three panels in one picture"
     );
-    // One numeric column: rows are numbered.
-    let rows = vec![vec![json!(5)], vec![json!(6)], vec![json!(7)]];
-    let drawn = draw(&["total"], &rows);
-    assert!(drawn.svg.contains("total by row") && drawn.svg.contains(">3</text>"));
-    // Short rows read as nulls; wide results are cut to MAX_SERIES.
-    let names: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
-    let mut wide = vec![vec![json!("a")], vec![json!("b")]];
-    for row in &mut wide {
-        row.extend((0..12).map(|i| json!(i)));
-    }
-    let mut all = vec!["label".to_string()];
-    all.extend(names);
-    let drawn = chart(&all, &wide, None).expect("a chart");
-    assert_eq!(drawn.svg.matches(r#"class="bar""#).count(), 2 * MAX_SERIES);
+    assert_eq!(drawn.svg.matches(r#"class="bar""#).count(), 6);
+    assert_well_formed(&drawn.svg);
+    // Short rows read as nulls.
     let short = vec![vec![json!("a"), json!(1)], vec![json!("b")]];
     assert_eq!(
         draw(&["x", "y"], &short)
@@ -279,14 +289,95 @@ fn labels_and_series_are_chosen_by_the_rules() {
 
 #[test]
 fn many_rows_thin_their_labels() {
+    let day = |i: usize| {
+        chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap() + chrono::Days::new(i as u64)
+    };
     let rows: Vec<Vec<Value>> = (0..MAX_ROWS)
-        .map(|i| vec![json!(format!("item number {i}")), json!(i)])
+        .map(|i| vec![json!(day(i).to_string()), json!(i)])
         .collect();
-    let drawn = draw(&["name", "n"], &rows);
-    assert_eq!(drawn.svg.matches(r#"class="bar""#).count(), MAX_ROWS);
-    assert!(drawn.svg.contains("item number 1…"), "long labels are cut");
+    let drawn = draw(&["day", "n"], &rows);
+    assert_eq!(drawn.kind, ChartKind::Line);
     let labels = drawn.svg.matches("rotate(-40").count();
     assert!(labels > 10 && labels < 100, "{labels} labels");
+    assert_well_formed(&drawn.svg);
+    // Long category labels are cut.
+    let rows: Vec<Vec<Value>> = (0..MAX_BARS)
+        .map(|i| vec![json!(format!("item number one hundred and {i}")), json!(i)])
+        .collect();
+    assert!(draw(&["name", "n"], &rows).svg.contains("item number o…"));
+}
+
+/// The five shapes the web UI meets: a listing gets no chart; a total per category, bars; a measure over
+/// time, a line; two measures of one scale share an axis; two of different scales get a panel each.
+#[test]
+fn the_shape_of_a_result_decides_whether_and_how_it_is_drawn() {
+    // A listing: 60 shipments, carriers repeating, a numeric weight: no chart (and no 60 bars).
+    let carriers = ["DHL", "UPS", "GLS"];
+    let listing: Vec<Vec<Value>> = (0..60)
+        .map(|i| {
+            vec![
+                json!(i + 1),
+                json!(carriers[i % 3]),
+                json!(format!("{}.5", i % 7)),
+            ]
+        })
+        .collect();
+    assert!(chart(&cols(&["id", "carrier", "weight_kg"]), &listing, None).is_none());
+    // Many categories, each once: a table reads better than 31 bars.
+    let many: Vec<Vec<Value>> = (0..=MAX_BARS)
+        .map(|i| vec![json!(format!("product {i}")), json!(i)])
+        .collect();
+    assert!(chart(&cols(&["product", "sold"]), &many, None).is_none());
+    assert!(
+        chart(&cols(&["product", "sold"]), &many[..MAX_BARS], None).is_some(),
+        "{MAX_BARS} bars are drawn"
+    );
+    // A total per category: bars.
+    let per_carrier = vec![
+        vec![json!("DHL"), json!(20)],
+        vec![json!("UPS"), json!(25)],
+        vec![json!("GLS"), json!(15)],
+    ];
+    assert_eq!(
+        draw(&["carrier", "shipments"], &per_carrier).kind,
+        ChartKind::Bar
+    );
+    // A measure over time: a line.
+    let monthly = vec![
+        vec![json!("2026-09"), json!("1200.50")],
+        vec![json!("2026-10"), json!("980")],
+        vec![json!("2026-11"), json!("1430.10")],
+    ];
+    assert_eq!(draw(&["month", "revenue"], &monthly).kind, ChartKind::Line);
+    // Two measures of one scale: one axis, a legend.
+    let both = vec![
+        vec![json!("2026-10"), json!(120), json!(95)],
+        vec![json!("2026-11"), json!(130), json!(101)],
+    ];
+    let drawn = draw(&["month", "orders", "returns_x10"], &both);
+    assert_eq!(drawn.svg.matches("<svg").count(), 1);
+    assert_eq!(drawn.svg.matches(r#"class="legend""#).count(), 2);
+    // Orders next to 15k of revenue: a panel each, each with its own axis, so neither is flat.
+    let mixed = vec![
+        vec![json!("2026-09"), json!(42), json!("15120.00")],
+        vec![json!("2026-10"), json!(38), json!("13890.50")],
+        vec![json!("2026-11"), json!(51), json!("17002.25")],
+    ];
+    let drawn = draw(&["month", "orders", "revenue"], &mixed);
+    assert_eq!(
+        drawn.svg.matches("<svg").count(),
+        3,
+        "two panels in one picture"
+    );
+    assert!(
+        drawn
+            .svg
+            .contains("orders and revenue by month (one panel each")
+    );
+    assert!(
+        drawn.svg.contains("<title>orders by month</title>")
+            && drawn.svg.contains("<title>revenue by month</title>")
+    );
     assert_well_formed(&drawn.svg);
 }
 

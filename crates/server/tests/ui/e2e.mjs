@@ -65,13 +65,29 @@ async function run(page, errors) {
   await visible(table, 'a result table');
   const rows = await table.locator('tbody tr').count();
   if (rows < 2) fail(`expected at least 2 result rows, saw ${rows}`);
-  const chart = page.locator('.card.tool figure.chart img').first();
-  await visible(chart, 'a chart image in the chat');
-  const image = await chart.evaluate((img) => ({ src: img.getAttribute('src') || '', width: img.naturalWidth, alt: img.alt }));
-  if (!image.src.startsWith('data:image/svg+xml')) fail(`the chart is not an SVG data image: ${image.src.slice(0, 60)}`);
-  if (!(image.width > 0)) fail('the chart image did not decode (naturalWidth 0)');
-  if (!image.alt) fail('the chart image has no alt text');
-  log(`a table of ${rows} rows and a chart ("${image.alt}")`);
+  const chart = page.locator('.card.tool figure.chart svg').first();
+  await visible(chart, 'a chart in the chat');
+  const drawn = await chart.evaluate((svg) => ({ label: svg.getAttribute('aria-label') || '', role: svg.getAttribute('role'),
+    marks: svg.querySelectorAll('rect.bar, circle.point').length, width: svg.getBoundingClientRect().width }));
+  if (drawn.role !== 'img' || !drawn.label) fail(`the chart has no role or label: ${JSON.stringify(drawn)}`);
+  if (!(drawn.width > 0) || drawn.marks < 2) fail(`the chart draws nothing: ${JSON.stringify(drawn)}`);
+  log(`a table of ${rows} rows and a chart ("${drawn.label}", ${drawn.marks} marks)`);
+  // Its values show on keyboard focus.
+  const mark = chart.locator('rect.bar, circle.point').first();
+  await mark.focus();
+  const said = await page.locator('.card.tool figure.chart .chart-value').first().textContent();
+  if (!/·/.test(said || '')) fail(`focusing a mark did not show its value: "${said}"`);
+  log(`a mark says its value on focus: "${said}"`);
+  // The switch draws the other kind, and Table hides the chart.
+  const card = page.locator('.card.tool').filter({ has: page.locator('figure.chart') }).first();
+  const other = (await card.locator('figure.chart').getAttribute('data-kind')) === 'line' ? 'bar' : 'line';
+  await card.locator(`button.view-${other}`).click();
+  await visible(card.locator(`figure.chart[data-kind="${other}"] svg`), `the chart redrawn as ${other}`);
+  await card.locator('button.view-table').click();
+  if (await card.locator('figure.chart').isVisible()) fail('Table did not hide the chart');
+  await card.locator(`button.view-${other === 'line' ? 'bar' : 'line'}`).click();
+  await visible(card.locator('figure.chart svg'), 'the chart back');
+  log(`the switch draws a ${other} chart and Table hides it`);
 
   // The table sorts by a numeric column, both ways, from the keyboard.
   const header = table.locator('th.num button').first();
@@ -94,7 +110,7 @@ async function run(page, errors) {
   await visible(approval.locator('button.deny'), 'a Deny button');
   await page.locator('.card.tool').first().scrollIntoViewIfNeeded();
   await shot(page, '03-steps.png');
-  await chart.screenshot({ path: path.join(SHOTS, '04-chart.png') });
+  await card.locator('figure.chart').screenshot({ path: path.join(SHOTS, '04-chart.png') });
   await approval.scrollIntoViewIfNeeded();
   await shot(page, '05-approval.png');
   log('the write waits for approval');
@@ -112,7 +128,7 @@ async function run(page, errors) {
   await shot(page, '06-answer.png');
 
   // Nothing from the data became markup.
-  const injected = await page.evaluate(() => document.querySelectorAll('#chat script, #chat iframe, #chat img:not(figure.chart img)').length);
+  const injected = await page.evaluate(() => document.querySelectorAll('#chat script, #chat iframe, #chat img, #chat foreignObject, #chat [onload], #chat a[href^="javascript"]').length);
   if (injected) fail(`the chat holds ${injected} script/iframe/img elements that did not come from the UI`);
 
   // A phone: the sidebar folds away behind the menu button.
