@@ -55,7 +55,7 @@ async fn a_token_whose_sub_is_a_configured_principal_is_not_that_principal_witho
     assert_ne!(body["principal"], "ada", "{body}");
     assert_eq!(
         body["agents"],
-        json!([{"name": "helper", "description": "Helps with sums."}])
+        json!([{"name": "helper", "description": "Helps with sums.", "starters": []}])
     );
     // None of ada's conversations.
     assert_eq!(
