@@ -153,12 +153,61 @@ pub(crate) struct ListArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     offset: u32,
 
+    /// Only the runs of this agent.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
+    /// Only the runs with this outcome: answered, incomplete (running or waiting for approval), died,
+    /// max_steps, token_budget, time_limit, model_failed, cancelled, interrupted.
+    #[arg(long, value_name = "OUTCOME")]
+    status: Option<String>,
+
+    /// Only the runs started since: a time ago (`30m`, `12h`, `7d`, `2w`) or a date (`2026-11-01`, or RFC
+    /// 3339 with a time).
+    #[arg(long, value_name = "WHEN", value_parser = since)]
+    since: Option<chrono::DateTime<chrono::Utc>>,
+
     /// Print the runs as a JSON array.
     #[arg(long)]
     json: bool,
 
     #[command(flatten)]
     store: StoreArgs,
+}
+
+/// `--since`: a time ago (`30m`, `12h`, `7d`, `2w`) or a date or time.
+fn since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    let text = text.trim();
+    let now = chrono::Utc::now();
+    if let Some(split) = text.find(|c: char| !c.is_ascii_digit())
+        && split > 0
+        && let Ok(n) = text[..split].parse::<i64>()
+    {
+        let unit = match &text[split..] {
+            "s" => Some(chrono::Duration::seconds(n)),
+            "m" | "min" => Some(chrono::Duration::minutes(n)),
+            "h" => Some(chrono::Duration::hours(n)),
+            "d" => Some(chrono::Duration::days(n)),
+            "w" => Some(chrono::Duration::weeks(n)),
+            _ => None,
+        };
+        if let Some(ago) = unit {
+            return Ok(now - ago);
+        }
+    }
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(time.with_timezone(&chrono::Utc));
+    }
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        && let Some(midnight) = day.and_hms_opt(0, 0, 0)
+        && let Some(local) = midnight.and_local_timezone(chrono::Local).earliest()
+    {
+        return Ok(local.with_timezone(&chrono::Utc));
+    }
+    Err(format!(
+        "`{text}` is neither a time ago (30m, 12h, 7d, 2w) nor a date (2026-11-01, or RFC 3339 such as \
+         2026-11-01T09:00:00Z)"
+    ))
 }
 
 /// Arguments of `steward runs show`.
@@ -252,7 +301,9 @@ async fn resume(args: ResumeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 
 async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let store = open(config, &args.store).await?;
-    let runs = store.list(args.limit, args.offset).await;
+    let filter =
+        steward_app::store::RunFilter::new(args.agent.clone(), args.status.clone(), args.since);
+    let runs = store.list_where(&filter, args.limit, args.offset).await;
     store.close().await;
     let runs = runs?;
     if args.json {
@@ -260,13 +311,18 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         return Ok(crate::exit::OK);
     }
     if runs.is_empty() {
-        note!(
-            "{}",
-            Style::stderr().dim(&format!(
+        let what = if filter == steward_app::store::RunFilter::default() {
+            format!(
                 "(no runs recorded in {} yet: `steward ask` records each run)",
                 store.url()
-            ))
-        );
+            )
+        } else {
+            format!(
+                "(no run in {} matches --agent, --status and --since as given)",
+                store.url()
+            )
+        };
+        note!("{}", Style::stderr().dim(&what));
         return Ok(crate::exit::OK);
     }
     let header = [

@@ -270,3 +270,90 @@ async fn a_store_that_cannot_be_opened() {
         text(&out.stderr)
     );
 }
+
+/// `runs list --agent`, `--status` and `--since` narrow the list, on a SQLite store and on PostgreSQL; a
+/// `--since` that is no time says what it takes.
+#[tokio::test]
+async fn runs_list_filters_by_agent_outcome_and_time() {
+    let (_, db) = demo_in("runs-filters");
+    let sqlite = format!(
+        "sqlite://{}/store.sqlite",
+        scratch_dir("runs-filters-store")
+    );
+    let mut stores = vec![(sqlite, None)];
+    if postgres_up() {
+        let name = fresh_name("runs_filters");
+        let (url, drop) = ServerDb::postgres(&name);
+        let admin = steward_sql::Database::connect("postgres://postgres@127.0.0.1:5432/postgres")
+            .await
+            .unwrap();
+        admin
+            .execute_script(&format!("CREATE DATABASE \"{name}\""))
+            .await
+            .unwrap();
+        admin.close().await;
+        stores.push((url, Some(drop)));
+    }
+    for (store, _drop) in &stores {
+        let server = mock_openai(vec![text_reply("Answered.")]).await;
+        let base = format!("{}/v1", server.uri());
+        let env = [("OPENAI_BASE_URL", base.as_str())];
+        for (agent, question) in [
+            ("analyst", "How many customers?"),
+            ("orders", "Where is my order?"),
+        ] {
+            let out = steward(
+                &["ask", "--db", &db, "--store", store, "-a", agent, question],
+                &env,
+                "",
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        }
+        let listed = |filters: &[&str]| {
+            let mut args = vec!["runs", "list", "--json", "--store", store.as_str()];
+            args.extend_from_slice(filters);
+            let out = steward(&args, &[], "");
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            serde_json::from_slice::<Value>(&out.stdout)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["input"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(listed(&[]).len(), 2, "{store}");
+        assert_eq!(
+            listed(&["--agent", "orders"]),
+            ["Where is my order?"],
+            "{store}"
+        );
+        assert_eq!(listed(&["--status", "answered"]).len(), 2, "{store}");
+        assert!(listed(&["--status", "incomplete"]).is_empty(), "{store}");
+        assert_eq!(listed(&["--since", "1h"]).len(), 2, "{store}");
+        assert!(listed(&["--since", "2099-01-01"]).is_empty(), "{store}");
+        assert_eq!(
+            listed(&["--since", "2020-01-01T00:00:00Z", "--agent", "analyst"]),
+            ["How many customers?"],
+            "{store}"
+        );
+        let out = steward(
+            &["runs", "list", "--store", store, "--agent", "nobody"],
+            &[],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            text(&out.stderr).contains("no run in"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = steward(&["runs", "list", "--since", "yesterday-ish"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("30m, 12h, 7d, 2w"),
+        "{}",
+        text(&out.stderr)
+    );
+}

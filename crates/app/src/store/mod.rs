@@ -56,6 +56,7 @@ pub use conversations::{Conversation, ConversationMessage, Deleted, Reply, TurnR
 pub use health::{StoreFault, StoreFaultKind};
 pub use observer::{CostFn, FLUSH_WAIT, Recording, StoreObserver};
 pub use pending::{PendingApproval, PendingRun, RunContext};
+pub use query::RunFilter;
 
 use engine::{Pool, one_line};
 

@@ -15,6 +15,7 @@ const CANDIDATES: usize = 10;
 const LIST: &str = "WITH page AS (
     SELECT id, agent, input, started_at, finished_at, last_event_at, outcome, model
     FROM runs WHERE parent_id IS NULL
+      AND agent = COALESCE($3, agent) AND outcome = COALESCE($4, outcome) AND started_at >= COALESCE($5, started_at)
     ORDER BY started_at DESC, id DESC
     LIMIT $1 OFFSET $2
 )
@@ -35,15 +36,58 @@ const TOOL_CALLS: &str = "SELECT c.run_id, c.call_id, c.tool, c.arguments, c.res
 
 const EVENTS: &str = "SELECT run_id, record FROM events WHERE root_id = $1 ORDER BY seq";
 
+/// Which top runs [`RunStore::list_where`] lists; every field left `None` lets every run through.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunFilter {
+    /// Only runs of this agent.
+    pub agent: Option<String>,
+    /// Only runs with this outcome (`answered`, `incomplete`, `died`, `max_steps`, …).
+    pub outcome: Option<String>,
+    /// Only runs started at or after this time.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl RunFilter {
+    /// A filter of these parts.
+    pub fn new(
+        agent: Option<String>,
+        outcome: Option<String>,
+        since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Self {
+        Self {
+            agent,
+            outcome,
+            since,
+        }
+    }
+}
+
 impl RunStore {
     /// The newest top runs first (sub-runs are counted in their top run's totals), `limit` of them after
     /// skipping `offset`.
     pub async fn list(&self, limit: u32, offset: u32) -> Result<Vec<RunSummary>, StoreError> {
+        self.list_where(&RunFilter::default(), limit, offset).await
+    }
+
+    /// [`RunStore::list`] of the top runs that pass `filter`.
+    pub async fn list_where(
+        &self,
+        filter: &RunFilter,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<RunSummary>, StoreError> {
         let rows = self
             .pool
             .fetch(
                 LIST,
-                vec![Arg::Int(Some(limit.into())), Arg::Int(Some(offset.into()))],
+                vec![
+                    Arg::Int(Some(limit.into())),
+                    Arg::Int(Some(offset.into())),
+                    Arg::Text(filter.agent.clone()),
+                    Arg::Text(filter.outcome.clone()),
+                    Arg::Time(filter.since),
+                ],
             )
             .await?;
         rows.iter().map(summary).collect()
