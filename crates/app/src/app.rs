@@ -256,6 +256,33 @@ impl App {
         self.store.as_ref()
     }
 
+    /// Each `kind: sql` tool of the config whose statement its database refuses to prepare (a table or column
+    /// it lacks), with `file:line:col` and what the database said. Nothing is run. For `steward config check`.
+    pub async fn unprepared_sql_tools(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (name, raw) in &self.config.tools {
+            let Ok(crate::tools::ToolDef::Sql(def)) =
+                serde_yaml::from_value::<crate::tools::ToolDef>(raw.clone())
+            else {
+                continue;
+            };
+            let Some(db) = self.database(&def.database) else {
+                continue;
+            };
+            let built = match crate::tools::SqlTool::build(name, def, db.clone()).await {
+                Ok(tool) => tool.prepares().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = built {
+                problems.push(format!(
+                    "{}: {e}",
+                    self.config.locate(&["tools", name, "statement"])
+                ));
+            }
+        }
+        problems
+    }
+
     /// A database the config names.
     pub fn database(&self, name: &str) -> Option<&Arc<Database>> {
         self.databases.get(name)

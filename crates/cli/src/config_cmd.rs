@@ -20,6 +20,11 @@ pub(crate) enum ConfigCommand {
             value_name = "URL"
         )]
         db: Option<String>,
+
+        /// Do not ask the databases to prepare the declared SQL tools' statements (a table or column they lack
+        /// is then found at the first call); the tools are still built and checked by the guard.
+        #[arg(long)]
+        offline: bool,
     },
     /// Print the config as resolved (`${VAR}`s filled in, passwords and keys masked).
     Show,
@@ -39,8 +44,14 @@ pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::
             say!("{}", config.to_masked_yaml()?.trim_end());
             Ok(exit::OK)
         }
-        ConfigCommand::Check { db } => {
+        ConfigCommand::Check { db, offline } => {
             let app = build_app(config, db.as_deref()).await?;
+            if !offline {
+                let problems = app.unprepared_sql_tools().await;
+                if !problems.is_empty() {
+                    anyhow::bail!("{} (`--offline` skips this check)", problems.join("\n"));
+                }
+            }
             // The `server:` section: tokens, their principals and roles, the OIDC key set.
             if app.config().server.is_some() {
                 steward_server::auth::Auth::from_config(app.config(), true).await?;

@@ -262,3 +262,86 @@ fn init_on_mariadb_writes_tools_that_run_there() {
     // A URL without a password is written as given.
     assert!(yaml.contains(&format!(": '{url}'\n")), "{yaml}");
 }
+
+/// `config check` asks each database to prepare the declared SQL tools' statements (nothing is run): a table or
+/// a column the database lacks is named with its place in the file, on SQLite, PostgreSQL and MariaDB;
+/// `--offline` skips it, and a config whose statements all prepare passes.
+#[test]
+fn config_check_finds_a_table_or_column_the_database_lacks() {
+    let dir = scratch_dir("check-prepare");
+    let mut urls = vec![format!("{dir}/demo.sqlite")];
+    let mut cleanups = Vec::new();
+    if postgres_up() {
+        let (url, cleanup) = ServerDb::postgres(&fresh_name("steward_check"));
+        urls.push(url);
+        cleanups.push(cleanup);
+    }
+    if mariadb_up() {
+        let (url, cleanup) = ServerDb::mariadb(&fresh_name("steward_check"));
+        urls.push(url);
+        cleanups.push(cleanup);
+    }
+    for (i, url) in urls.iter().enumerate() {
+        let out = steward(&["demo", "--db", url], &[], "");
+        assert_eq!(out.status.code(), Some(0), "{url}: {}", text(&out.stderr));
+        let tool = |name: &str, mode: &str, statement: &str| {
+            format!(
+                "  {name}:\n    kind: sql\n    database: shop\n    mode: {mode}\n    description: A tool.\n    statement: {statement}\n    parameters:\n      city: {{type: string, description: The city}}\n"
+            )
+        };
+        let good = tool(
+            "by_city",
+            "read",
+            "SELECT name, email FROM customers WHERE city = :city",
+        );
+        let bad = format!(
+            "{good}{}{}",
+            tool(
+                "no_table",
+                "read",
+                "SELECT name FROM customerz WHERE city = :city"
+            ),
+            tool(
+                "no_column",
+                "write",
+                "UPDATE customers SET nmae = 'x' WHERE city = :city"
+            ),
+        );
+        for (tools, expect) in [(&bad, 2), (&good, 0)] {
+            let config = format!("{dir}/steward-{i}-{expect}.yaml");
+            std::fs::write(
+                &config,
+                format!("databases:\n  shop: '{url}'\ntools:\n{tools}"),
+            )
+            .unwrap();
+            let out = steward(&["config", "check", "--config", &config], &[], "");
+            let said = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(expect), "{url}: {said}");
+            if expect == 2 {
+                for (name, missing) in [("no_table", "customerz"), ("no_column", "nmae")] {
+                    let line = said
+                        .lines()
+                        .find(|l| l.contains(&format!("tool `{name}`")))
+                        .unwrap_or_else(|| panic!("{url}: {said}"));
+                    assert!(
+                        line.contains("the database refuses its statement"),
+                        "{url}: {line}"
+                    );
+                    assert!(line.contains(missing), "{url}: {line}");
+                    assert!(
+                        line.contains(&format!("steward-{i}-2.yaml:")),
+                        "{url}: {line}"
+                    );
+                }
+                assert!(!said.contains("tool `by_city`"), "{url}: {said}");
+                let out = steward(
+                    &["config", "check", "--offline", "--config", &config],
+                    &[],
+                    "",
+                );
+                assert_eq!(out.status.code(), Some(0), "{url}: {}", text(&out.stderr));
+            }
+        }
+    }
+    drop(cleanups);
+}

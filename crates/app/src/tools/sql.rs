@@ -93,6 +93,22 @@ pub struct SqlTool {
 }
 
 impl SqlTool {
+    /// Asks the tool's database to prepare its statement without running it: a table or column it lacks is
+    /// found now (`steward config check`), not at the first call.
+    pub async fn prepares(&self) -> Result<(), ToolDefError> {
+        self.db
+            .prepares(&self.sql, matches!(self.plan, Plan::Write { .. }))
+            .await
+            .map_err(|e| ToolDefError::Statement {
+                tool: self.spec.name.clone(),
+                problem: format!(
+                    "the database refuses its statement: {}; compare the table and column names with `steward \
+                     schema`",
+                    e.message()
+                ),
+            })
+    }
+
     /// Builds the tool: checks its name, parameters and statement against `db` (its guard, with the server's
     /// own settings), so that every mistake in the declaration shows now rather than at a call.
     pub async fn build(

@@ -31,7 +31,7 @@ pub(crate) mod bind;
 mod cancel;
 mod collect;
 pub(crate) mod decode;
-mod errors;
+pub(crate) mod errors;
 mod lease;
 mod mysql;
 mod postgres;
