@@ -360,6 +360,41 @@ async fn register_sqlite_functions(conn: &mut sqlx::SqliteConnection) -> Result<
     })
 }
 
+impl Database {
+    /// Asks the engine to prepare `sql` without running it (on a read-only connection, or, for a `write`
+    /// statement, which MariaDB will not prepare in a read-only session, on a writing one): a table or a column
+    /// the database lacks, or a syntax the engine refuses, is an error now. The caller checks the text first
+    /// (the guard); nothing is executed here.
+    pub async fn prepares(&self, sql: &str, write: bool) -> Result<(), SqlError> {
+        use sqlx::{Executor as _, SqlSafeStr as _};
+        let text = sqlx::AssertSqlSafe(sql.to_owned()).into_sql_str();
+        let prepared = match &self.pools {
+            Pools::Sqlite { read, write: w } => if write { w } else { read }
+                .acquire()
+                .await
+                .map_err(crate::execute::errors::db_error)?
+                .prepare(text)
+                .await
+                .map(drop),
+            Pools::Postgres { read, write: w } => if write { w } else { read }
+                .acquire()
+                .await
+                .map_err(crate::execute::errors::db_error)?
+                .prepare(text)
+                .await
+                .map(drop),
+            Pools::Mysql { read, write: w } => if write { w } else { read }
+                .acquire()
+                .await
+                .map_err(crate::execute::errors::db_error)?
+                .prepare(text)
+                .await
+                .map(drop),
+        };
+        prepared.map_err(crate::execute::errors::db_error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,40 +457,5 @@ mod tests {
         assert!(e.starts_with("SQLite database file not found"), "{e}");
         let db = Database::connect("sqlite::memory:").await.unwrap();
         assert_eq!(db.dialect(), Dialect::Sqlite);
-    }
-}
-
-impl Database {
-    /// Asks the engine to prepare `sql` without running it (on a read-only connection, or, for a `write`
-    /// statement, which MariaDB will not prepare in a read-only session, on a writing one): a table or a column
-    /// the database lacks, or a syntax the engine refuses, is an error now. The caller checks the text first
-    /// (the guard); nothing is executed here.
-    pub async fn prepares(&self, sql: &str, write: bool) -> Result<(), SqlError> {
-        use sqlx::{Executor as _, SqlSafeStr as _};
-        let text = sqlx::AssertSqlSafe(sql.to_owned()).into_sql_str();
-        let prepared = match &self.pools {
-            Pools::Sqlite { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
-            Pools::Postgres { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
-            Pools::Mysql { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
-        };
-        prepared.map_err(crate::execute::errors::db_error)
     }
 }
