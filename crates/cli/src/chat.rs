@@ -172,11 +172,5 @@ pub(crate) fn run(
 
 /// `$XDG_STATE_HOME/steward/history`, or `~/.local/state/steward/history`.
 fn history_file() -> Option<PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
-        })?;
-    Some(state.join("steward").join("history"))
+    crate::db::state_dir().map(|dir| dir.join("history"))
 }

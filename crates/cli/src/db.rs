@@ -31,11 +31,72 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
     bar
 }
 
-/// Says once, on stderr, when the database role may do more than read, with the SQL for a read-only role.
-pub(crate) fn note_privileges(db: &Database) {
-    if let Some(notice) = db.privileges().and_then(steward_sql::Privileges::notice) {
-        crate::out::note!("{}", crate::style::Style::stderr().dim(&notice));
+/// The directory for Steward's state across runs: `$XDG_STATE_HOME/steward` or `~/.local/state/steward`.
+pub(crate) fn state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|d| d.join("steward"))
+}
+
+/// How often the note on the role's privileges is said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// Every time (`steward init`, where a database is set up).
+    Always,
+    /// The first time for a database and what its role may do (`steward schema`, `steward sql run`): it is
+    /// remembered in the state directory, so a role that gains a power is named again.
+    Once,
+}
+
+/// Says on stderr when the database role may do more than read, with the SQL for a read-only role: always, or
+/// once per database (`url`, keyed without its password) and notice.
+pub(crate) fn note_privileges(db: &Database, url: &str, repeat: Repeat) {
+    let Some(notice) = db.privileges().and_then(steward_sql::Privileges::notice) else {
+        return;
+    };
+    let style = crate::style::Style::stderr();
+    if repeat == Repeat::Always {
+        crate::out::note!("{}", style.dim(&notice));
+        return;
     }
+    let shown = steward_sql::redact_url(url);
+    let Some(dir) = state_dir().map(|d| d.join("noted")) else {
+        crate::out::note!("{}", style.dim(&notice));
+        return;
+    };
+    let marker = dir.join(note_key(&shown, &notice));
+    if marker.exists() {
+        return;
+    }
+    // When the marker cannot be written, the note is said again next time: better twice than never.
+    let remembered = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&marker, format!("said the privileges note for {shown}\n")))
+        .is_ok();
+    if remembered {
+        crate::out::note!(
+            "{}",
+            style.dim(&format!(
+                "{notice}\n(Steward says this once per database and role; delete {} to see it again.)",
+                marker.display()
+            ))
+        );
+    } else {
+        crate::out::note!("{}", style.dim(&notice));
+    }
+}
+
+/// The marker's file name: a digest of the database's URL without secrets and the notice, so that nothing
+/// about the database can be read from it.
+fn note_key(url: &str, notice: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::new()
+        .chain_update(url.as_bytes())
+        .chain_update([0])
+        .chain_update(notice.as_bytes())
+        .finalize();
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Connects without reading the catalog (a query reads it only to explain an error).

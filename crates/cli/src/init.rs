@@ -56,6 +56,8 @@ pub(crate) async fn run(args: InitArgs) -> anyhow::Result<u8> {
         );
     }
     let (database, catalog) = db::open(&args.db).await?;
+    // Setting a database up is the moment to choose its role: the note is said every time here.
+    db::note_privileges(&database, &args.db, db::Repeat::Always);
     let name = database_name(&args.db);
     // What the file holds: the URL as given, unless it carries a password or a key.
     let shown = steward_sql::redact_url(&args.db);

@@ -53,7 +53,7 @@ pub(crate) async fn run(args: SchemaArgs, config: &ConfigFile) -> anyhow::Result
     let principal = args.identity.principal(&config)?;
     let access = steward_app::roles::access_fn(&config.roles);
     let (db, catalog) = db::open(&url).await?;
-    db::note_privileges(&db);
+    db::note_privileges(&db, &url, db::Repeat::Once);
     if let Err(why) = access.of(&principal, db.dialect()) {
         anyhow::bail!("{} may read no table: {why}", who(&principal));
     }

@@ -226,7 +226,7 @@ async fn run_sql(args: RunArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let sql = read_sql(&args.sql)?;
     let url = resolve_db(config, args.db.as_deref())?;
     let db = db::connect(&url).await?;
-    db::note_privileges(&db);
+    db::note_privileges(&db, &url, db::Repeat::Once);
     let guard = db.guard().await?;
     // Both are within the library's own limits (see the flags' parsers); `query` checks them again.
     let limits = QueryLimits {
