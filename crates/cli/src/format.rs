@@ -68,13 +68,15 @@ impl Format {
     }
 }
 
-/// Says on stderr that the rows shown are not all of them (the JSON output says so in its own field).
-pub(crate) fn note_truncated(shown: usize) {
+/// What `steward sql run` can do when its rows were cut short.
+pub(crate) const MORE_ROWS_SQL_RUN: &str = "raise --max-rows or narrow the query";
+
+/// Says on stderr that the rows shown are not all of them, and `advice`: what the command at hand can do
+/// about it (the JSON output says so in its own field).
+pub(crate) fn note_truncated(shown: usize, advice: &str) {
     note!(
         "{}",
-        Style::stderr().warn(&format!(
-            "({shown} rows shown; more exist: raise --max-rows or narrow the query)"
-        ))
+        Style::stderr().warn(&format!("({shown} rows shown; more exist: {advice})"))
     );
 }
 
@@ -82,8 +84,8 @@ pub(crate) fn note_truncated(shown: usize) {
 const MAX_CELL: usize = 60;
 
 /// Prints rows as aligned columns (cells cut to 60 terminal columns, line breaks and tabs as spaces), and the row
-/// count, or that more rows exist, on stderr.
-pub(crate) fn print_table(columns: &[String], rows: &[Vec<Value>], truncated: bool) {
+/// count, or that more rows exist and `advice` (see [`note_truncated`]), on stderr.
+pub(crate) fn print_table(columns: &[String], rows: &[Vec<Value>], truncated: bool, advice: &str) {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
@@ -96,7 +98,7 @@ pub(crate) fn print_table(columns: &[String], rows: &[Vec<Value>], truncated: bo
     crate::out::aligned(&header, &cells);
     let n = rows.len();
     if truncated {
-        note_truncated(n);
+        note_truncated(n, advice);
     } else {
         note!(
             "{}",

@@ -10,7 +10,7 @@ use serde_json::json;
 use steward_sql::{Dialect, Guard, QueryLimits, QueryResult, SqlErrorKind};
 
 use crate::agents::{ConfigFile, default_db, resolve_db};
-use crate::format::{Format, note_truncated, print_table};
+use crate::format::{Format, MORE_ROWS_SQL_RUN, note_truncated, print_table};
 
 use crate::setup::bounded;
 use crate::style::Style;
@@ -312,13 +312,13 @@ fn print_rows(format: Format, result: &QueryResult) -> anyhow::Result<()> {
                 "truncated": result.truncated,
             }))?
         ),
-        Format::Table => print_table(&columns, &result.rows, result.truncated),
+        Format::Table => print_table(&columns, &result.rows, result.truncated, MORE_ROWS_SQL_RUN),
         other => {
             if let Some(text) = other.rows(&columns, &result.rows).filter(|t| !t.is_empty()) {
                 crate::out::text(&text);
             }
             if result.truncated {
-                note_truncated(result.rows.len());
+                note_truncated(result.rows.len(), MORE_ROWS_SQL_RUN);
             }
         }
     }

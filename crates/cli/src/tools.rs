@@ -319,7 +319,11 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
     };
     let style = Style::stderr();
     match result {
-        Ok(output) => print_output(format, &args.name, &output),
+        Ok(output) => {
+            let shown = tabular(output.data.as_ref()).map_or(0, |rows| rows.rows.len());
+            let advice = more_rows(app, &principal, &args.name, shown);
+            print_output(format, &args.name, &output, &advice)
+        }
         Err((message, diagnostic)) => {
             let failed = json!({"ok": false, "content": message, "data": Value::Null});
             match format {
@@ -346,7 +350,53 @@ async fn run_tool(call: DirectCall) -> Result<ToolOutput, (String, Option<String
 
 /// Prints a tool's result: rows in the chosen format when it returned rows; otherwise its observation (table),
 /// its JSON (json, ndjson), or an error saying why the format does not fit.
-fn print_output(format: Format, tool: &str, output: &ToolOutput) -> anyhow::Result<u8> {
+/// What a person can do with `tools call` when a tool's rows were cut short: `tools call` gives what the model
+/// gets, so the way to more rows depends on the tool (and on the role, when it caps rows).
+fn more_rows(
+    app: &steward_app::App,
+    principal: &steward_core::Principal,
+    tool: &str,
+    shown: usize,
+) -> String {
+    if let Some((role, cap)) = app
+        .role(principal)
+        .and_then(|(name, def)| def.max_rows.map(|cap| (name, cap)))
+        .filter(|(_, cap)| shown >= *cap)
+    {
+        return format!(
+            "the role `{role}` reads at most {cap} rows per query (its `max_rows`, at {}); narrow the call",
+            app.config().locate(&["roles", role, "max_rows"])
+        );
+    }
+    let declared = app
+        .config()
+        .tools
+        .get(tool)
+        .filter(|def| def.get("kind").and_then(|kind| kind.as_str()) == Some("sql"));
+    match tool {
+        _ if declared.is_some_and(|def| def.get("max_rows").is_some()) => format!(
+            "raise the tool's `max_rows` (at {}), or narrow the call's arguments",
+            app.config().locate(&["tools", tool, "max_rows"])
+        ),
+        _ if declared.is_some() => format!(
+            "give the tool a `max_rows` above its default of {} (at {}), or narrow the call's arguments",
+            steward_app::tools::DEFAULT_MAX_ROWS,
+            app.config().locate(&["tools", tool])
+        ),
+        "run_sql" => "`tools call` gives what the model gets; narrow the query, or run it with \
+                      `steward sql run --max-rows N`"
+            .to_owned(),
+        "query_table" => "pass a larger `limit` (at most 500) or narrower filters".to_owned(),
+        _ => "narrow the call's arguments".to_owned(),
+    }
+}
+
+fn print_output(
+    format: Format,
+    tool: &str,
+    output: &ToolOutput,
+    advice: &str,
+) -> anyhow::Result<u8> {
     let whole = json!({"ok": true, "content": output.content, "data": output.data});
     match format {
         Format::Json => {
@@ -386,7 +436,7 @@ fn print_output(format: Format, tool: &str, output: &ToolOutput) -> anyhow::Resu
         crate::out::text(&text);
     }
     if truncated {
-        crate::format::note_truncated(rows.len());
+        crate::format::note_truncated(rows.len(), advice);
     }
     Ok(exit::OK)
 }

@@ -261,3 +261,76 @@ fn tools_call_formats_a_tabular_result_and_refuses_others() {
         text(&out.stderr)
     );
 }
+
+/// `tools call` has no --max-rows (it gives what the model gets): when rows are cut short it says what this
+/// call can do instead, by tool — run_sql points at `sql run --max-rows`, a declared SQL tool at its `max_rows`
+/// in the config, a role's cap at the role's.
+#[test]
+fn tools_call_says_how_to_get_more_rows_with_what_it_has() {
+    let dir = scratch_dir("more-rows");
+    let db = format!("sqlite://{dir}/empty.sqlite?mode=rwc");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  main: {db}\ntools:\n  numbers:\n    kind: sql\n    database: main\n    \
+             description: Numbers.\n    statement: {SERIES}\n    max_rows: 3\n  \
+             all_numbers:\n    kind: sql\n    database: main\n    description: Numbers.\n    statement: {SERIES}\n\
+             roles:\n  viewer:\n    max_rows: 2\n"
+        ),
+    )
+    .unwrap();
+    let call = |tool: &str, arguments: &str, extra: &[&str]| {
+        let mut args = vec![
+            "tools",
+            "call",
+            "--config",
+            &config,
+            "--no-store",
+            "-f",
+            "csv",
+            tool,
+            arguments,
+        ];
+        args.extend_from_slice(extra);
+        let out = steward(&args, &[], "");
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let run_sql = serde_json::to_string(&json!({ "sql": SERIES })).unwrap();
+    let stderr = call("run_sql", &run_sql, &[]);
+    assert!(
+        stderr.contains(
+            "(100 rows shown; more exist: `tools call` gives what the model gets; narrow the query, or run it \
+             with `steward sql run --max-rows N`)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("raise --max-rows"), "{stderr}");
+    let stderr = call("numbers", "{}", &[]);
+    assert!(
+        stderr.contains(&format!(
+            "(3 rows shown; more exist: raise the tool's `max_rows` (at {config}:9:5), or narrow the call's arguments)"
+        )),
+        "{stderr}"
+    );
+    let stderr = call("all_numbers", "{}", &[]);
+    assert!(
+        stderr.contains(&format!(
+            "give the tool a `max_rows` above its default of 100 (at {config}:10:3)"
+        )),
+        "{stderr}"
+    );
+    let stderr = call("run_sql", &run_sql, &["--role", "viewer"]);
+    assert!(
+        stderr.contains(&format!(
+            "(2 rows shown; more exist: the role `viewer` reads at most 2 rows per query (its `max_rows`, at \
+             {config}:17:5); narrow the call)"
+        )),
+        "{stderr}"
+    );
+}
+
+/// 150 rows from nothing (SQLite's recursive CTE).
+const SERIES: &str =
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150) SELECT i FROM n";

@@ -37,7 +37,7 @@ use steward_sql::Database;
 pub use http::{HttpMethod, HttpTool, HttpToolDef};
 pub use ledger::LEDGER_TABLE;
 pub use params::{NamedMap, ParamSpec, ParamType, Parameters};
-pub use sql::{SqlMode, SqlTool, SqlToolDef};
+pub use sql::{DEFAULT_MAX_ROWS, SqlMode, SqlTool, SqlToolDef};
 
 /// A tool declared in config, tagged by its `kind`.
 #[derive(Clone, Debug, Deserialize)]

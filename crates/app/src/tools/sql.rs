@@ -24,7 +24,7 @@ mod outcome;
 use outcome::{changed, sql_error, table_output, to_param};
 
 /// The row cap of a read tool that does not set `max_rows`.
-const DEFAULT_MAX_ROWS: u64 = 100;
+pub const DEFAULT_MAX_ROWS: u64 = 100;
 
 /// Whether a SQL tool reads or writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
