@@ -85,15 +85,62 @@ pub(crate) struct CallArgs {
     #[arg(long, conflicts_with = "store")]
     no_store: bool,
 
-    /// How to print the result: table (the default: the observation the model sees), json ({"ok", "content",
-    /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), csv, tsv, markdown or
-    /// ndjson (one object per row).
+    /// How to print the result: observation (the default: the text the model sees), json ({"ok", "content",
+    /// "data"}), or, for a tool that returns rows (run_sql, query_table, SQL tools), table, csv, tsv, markdown
+    /// or ndjson.
     #[arg(short, long, value_enum, value_name = "FORMAT")]
-    format: Option<Format>,
+    format: Option<CallFormat>,
 
     /// The same as --format json: print {"ok", "content", "data"}.
     #[arg(long)]
     json: bool,
+}
+
+/// How `tools call` prints a result: the model's observation, or the rows in one of `sql run`'s formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CallFormat {
+    /// The text the model sees, exactly (the default).
+    Observation,
+    /// Aligned columns for a terminal, as `sql run` prints them (a result that is not rows: its observation).
+    Table,
+    /// Comma-separated values with RFC 4180 quoting and a header row.
+    Csv,
+    /// Tab-separated values with a header row; tabs, newlines and backslashes escaped as \t, \n, \r, \\.
+    Tsv,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// {"ok", "content", "data"}.
+    Json,
+    /// One JSON object per row, keyed by column name (a result that is not rows: its JSON on one line).
+    Ndjson,
+}
+
+impl CallFormat {
+    /// The format from `--format` and `--json` (an alias of `--format json`).
+    fn pick(format: Option<Self>, json: bool) -> anyhow::Result<Self> {
+        match (format, json) {
+            (Some(f), true) if f != Self::Json => bail!(
+                "--json means --format json, but --format {} was given too; use one of them",
+                f.name()
+            ),
+            (_, true) => Ok(Self::Json),
+            (Some(f), false) => Ok(f),
+            (None, false) => Ok(Self::Observation),
+        }
+    }
+
+    /// The format's name as `--format` takes it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Observation => "observation",
+            Self::Table => Format::Table.name(),
+            Self::Csv => Format::Csv.name(),
+            Self::Tsv => Format::Tsv.name(),
+            Self::Markdown => Format::Markdown.name(),
+            Self::Json => Format::Json.name(),
+            Self::Ndjson => Format::Ndjson.name(),
+        }
+    }
 }
 
 /// Runs `steward tools …`.
@@ -228,7 +275,7 @@ async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 }
 
 async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
-    let format = Format::pick(args.format, args.json)?;
+    let format = CallFormat::pick(args.format, args.json)?;
     let arguments = if args.arguments == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
@@ -327,11 +374,11 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
         Err((message, diagnostic)) => {
             let failed = json!({"ok": false, "content": message, "data": Value::Null});
             match format {
-                Format::Json => say!("{}", serde_json::to_string_pretty(&failed)?),
-                Format::Ndjson => say!("{failed}"),
-                Format::Table => say!("{message}"),
+                CallFormat::Json => say!("{}", serde_json::to_string_pretty(&failed)?),
+                CallFormat::Ndjson => say!("{failed}"),
+                CallFormat::Observation => say!("{message}"),
                 // Standard output holds only rows in these formats.
-                Format::Csv | Format::Tsv | Format::Markdown => {
+                CallFormat::Table | CallFormat::Csv | CallFormat::Tsv | CallFormat::Markdown => {
                     note!("{} {message}", style.error("error:"));
                 }
             }
@@ -348,8 +395,8 @@ async fn run_tool(call: DirectCall) -> Result<ToolOutput, (String, Option<String
     call.run().await.map_err(|e| (e.message, e.diagnostic))
 }
 
-/// Prints a tool's result: rows in the chosen format when it returned rows; otherwise its observation (table),
-/// its JSON (json, ndjson), or an error saying why the format does not fit.
+/// Prints a tool's result: its observation; rows in the chosen format when it returned rows; otherwise its
+/// observation (table), its JSON (json, ndjson), or an error saying why the format does not fit.
 /// What a person can do with `tools call` when a tool's rows were cut short: `tools call` gives what the model
 /// gets, so the way to more rows depends on the tool (and on the role, when it caps rows).
 fn more_rows(
@@ -392,36 +439,47 @@ fn more_rows(
 }
 
 fn print_output(
-    format: Format,
+    format: CallFormat,
     tool: &str,
     output: &ToolOutput,
     advice: &str,
 ) -> anyhow::Result<u8> {
     let whole = json!({"ok": true, "content": output.content, "data": output.data});
-    match format {
-        Format::Json => {
+    let rows_format = match format {
+        CallFormat::Json => {
             say!("{}", serde_json::to_string_pretty(&whole)?);
             return Ok(exit::OK);
         }
-        Format::Table => {
+        CallFormat::Observation => {
             say!("{}", output.content);
             return Ok(exit::OK);
         }
-        _ => {}
-    }
+        CallFormat::Table => Format::Table,
+        CallFormat::Csv => Format::Csv,
+        CallFormat::Tsv => Format::Tsv,
+        CallFormat::Markdown => Format::Markdown,
+        CallFormat::Ndjson => Format::Ndjson,
+    };
     let Some(Rows {
         columns,
         rows,
         truncated,
     }) = tabular(output.data.as_ref())
     else {
-        if format == Format::Ndjson {
-            say!("{whole}");
-            return Ok(exit::OK);
+        match format {
+            CallFormat::Ndjson => {
+                say!("{whole}");
+                return Ok(exit::OK);
+            }
+            CallFormat::Table => {
+                say!("{}", output.content);
+                return Ok(exit::OK);
+            }
+            _ => {}
         }
         bail!(
             "--format {} needs a tabular result (columns and rows, as run_sql, query_table and SQL tools return); \
-             this tool ({tool}) returned {}; use --format table or --format json",
+             this tool ({tool}) returned {}; use --format observation or --format json",
             format.name(),
             match &output.data {
                 None => "text",
@@ -432,7 +490,11 @@ fn print_output(
             }
         );
     };
-    if let Some(text) = format.rows(&columns, &rows).filter(|t| !t.is_empty()) {
+    if rows_format == Format::Table {
+        crate::format::print_table(&columns, &rows, truncated, advice);
+        return Ok(exit::OK);
+    }
+    if let Some(text) = rows_format.rows(&columns, &rows).filter(|t| !t.is_empty()) {
         crate::out::text(&text);
     }
     if truncated {

@@ -196,14 +196,16 @@ fn tools_call_formats_a_tabular_result_and_refuses_others() {
         assert_eq!(code, 0, "{format}: {stderr}");
         assert_eq!(stdout, run(&db, &["--format", format, QUERY]).1, "{format}");
     }
-    // table is the observation the model sees, as before.
-    let (code, stdout, _) = call("table");
+    // The default is the observation the model sees, as `--format observation` prints it.
+    let (code, observation, _) = call("observation");
     assert_eq!(code, 0);
     assert!(
-        stdout.starts_with("id | text | maybe | id\n1 | a,b | NULL | 1\n"),
-        "{stdout}"
+        observation.starts_with("id | text | maybe | id\n1 | a,b | NULL | 1\n"),
+        "{observation}"
     );
-    assert!(stdout.ends_with("(4 rows)\n"), "{stdout}");
+    assert!(observation.ends_with("(4 rows)\n"), "{observation}");
+    let out = steward(&["tools", "call", "run_sql", &args, "--db", &db], &[], "");
+    assert_eq!(text(&out.stdout), observation);
     let (_, json_out, _) = call("json");
     let json: Value = serde_json::from_str(&json_out).unwrap();
     assert_eq!(json["ok"], true);
@@ -334,3 +336,50 @@ fn tools_call_says_how_to_get_more_rows_with_what_it_has() {
 /// 150 rows from nothing (SQLite's recursive CTE).
 const SERIES: &str =
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150) SELECT i FROM n";
+
+/// `tools call --format table` is what its help says, aligned columns by terminal width (`sql run`'s table,
+/// the count on stderr), not the model's pipes; a result that is not rows prints its observation.
+#[test]
+fn tools_call_table_is_aligned_columns() {
+    let db = empty_db();
+    let args = serde_json::to_string(&json!({ "sql": QUERY })).unwrap();
+    let out = steward(
+        &[
+            "tools", "call", "run_sql", &args, "--db", &db, "--format", "table",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (_, sql_run, _) = run(&db, &["--format", "table", QUERY]);
+    assert_eq!(text(&out.stdout), sql_run);
+    assert!(
+        text(&out.stdout).contains("4  | pipe|café ☕ |          | 4\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("(4 rows)"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = steward(&["tools", "call", "current_date", "-f", "table"], &[], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).starts_with("2026-11-21 (Saturday)"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let help = steward(&["tools", "call", "--help"], &[], "");
+    let help = text(&help.stdout);
+    assert!(
+        help.contains("observation: The text the model sees, exactly (the default)"),
+        "{help}"
+    );
+    assert!(
+        help.contains("table:       Aligned columns for a terminal"),
+        "{help}"
+    );
+}
