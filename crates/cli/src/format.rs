@@ -2,8 +2,10 @@
 //!
 //! Every format writes the same values the JSON output holds: a cell is its JSON value, shown as text by
 //! [`steward_sql::cell_text`] (strings as they are, numbers, exact decimals and JSON documents as their JSON
-//! text). NULL is an empty field in CSV, TSV and Markdown; in CSV an empty string is written `""` so the two
-//! stay apart.
+//! text). NULL and an empty string stay apart in every format: in CSV NULL is an empty field and an empty
+//! string `""`; in TSV NULL is `\N` (as PostgreSQL's `COPY` and MySQL's `INTO OUTFILE` write it; a backslash in a
+//! value is `\\`) and an empty string an empty field; in Markdown NULL is `*NULL*` (a `*` in a value is `\*`) and
+//! an empty string an empty cell; the terminal table shows `NULL` and nothing; JSON has `null` and `""`.
 
 use clap::ValueEnum;
 use serde_json::{Map, Value};
@@ -19,9 +21,10 @@ pub(crate) enum Format {
     Table,
     /// Comma-separated values with RFC 4180 quoting and a header row.
     Csv,
-    /// Tab-separated values with a header row; tabs, newlines and backslashes escaped as \t, \n, \r, \\.
+    /// Tab-separated values with a header row; tabs, newlines and backslashes escaped as \t, \n, \r, \\; NULL
+    /// is \N.
     Tsv,
-    /// A GitHub-flavoured Markdown table.
+    /// A GitHub-flavoured Markdown table; NULL is *NULL*.
     Markdown,
     /// One JSON document.
     Json,
@@ -146,10 +149,14 @@ fn csv_field(cell: Option<&str>) -> (String, char) {
     (text, ',')
 }
 
-/// One TSV field: backslash, tab, LF and CR escaped as `\\`, `\t`, `\n`, `\r`; NULL is empty.
+/// One TSV field: backslash, tab, LF and CR escaped as `\\`, `\t`, `\n`, `\r`; NULL is `\N` (no value can
+/// be written so, its backslash would be doubled), so that it stays apart from an empty string.
 fn tsv_field(cell: Option<&str>) -> (String, char) {
+    let Some(cell) = cell else {
+        return ("\\N".to_owned(), '\t');
+    };
     let mut out = String::new();
-    for c in cell.unwrap_or_default().chars() {
+    for c in cell.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '\t' => out.push_str("\\t"),
@@ -161,7 +168,10 @@ fn tsv_field(cell: Option<&str>) -> (String, char) {
     (out, '\t')
 }
 
-/// A Markdown table cell: `\` and `|` escaped with a backslash, line breaks as `<br>`; NULL is empty.
+/// Markdown's NULL, apart from an empty string (an empty cell) and from the text `*NULL*` (written `\*NULL\*`).
+const MARKDOWN_NULL: &str = "*NULL*";
+
+/// A Markdown table cell: `\`, `|` and `*` escaped with a backslash, line breaks as `<br>`.
 fn markdown_cell(text: &str) -> String {
     let mut out = String::new();
     let mut chars = text.chars().peekable();
@@ -169,6 +179,7 @@ fn markdown_cell(text: &str) -> String {
         match c {
             '\\' => out.push_str("\\\\"),
             '|' => out.push_str("\\|"),
+            '*' => out.push_str("\\*"),
             '\r' => {
                 if chars.peek() == Some(&'\n') {
                     chars.next();
@@ -191,7 +202,7 @@ fn markdown(columns: &[String], rows: &[Vec<Value>]) -> String {
             row.iter()
                 .map(|v| {
                     if v.is_null() {
-                        String::new()
+                        MARKDOWN_NULL.to_owned()
                     } else {
                         markdown_cell(&cell_text(v))
                     }
@@ -269,24 +280,30 @@ mod tests {
 
     #[test]
     fn tsv_escapes_tabs_newlines_and_backslashes() {
-        let rows = vec![vec![json!("a\tb\\c\r\n"), Value::Null, json!(true)]];
+        let rows = vec![
+            vec![json!("a\tb\\c\r\n"), Value::Null, json!(true)],
+            vec![json!("\\N"), json!(""), json!("N")],
+        ];
         let out = Format::Tsv.rows(&cols(&["x\ty", "n", "b"]), &rows).unwrap();
-        assert_eq!(out, "x\\ty\tn\tb\na\\tb\\\\c\\r\\n\t\ttrue\n");
+        assert_eq!(
+            out,
+            "x\\ty\tn\tb\na\\tb\\\\c\\r\\n\t\\N\ttrue\n\\\\N\t\tN\n"
+        );
     }
 
     #[test]
     fn markdown_escapes_pipes_and_breaks_lines() {
-        let rows = vec![vec![
-            json!("a|b\\"),
-            json!("one\r\ntwo\nthree"),
-            Value::Null,
-        ]];
+        let rows = vec![
+            vec![json!("a|b\\"), json!("one\r\ntwo\nthree"), Value::Null],
+            vec![json!("*NULL*"), json!(""), json!("NULL")],
+        ];
         let out = Format::Markdown
             .rows(&cols(&["p|q", "t", "n"]), &rows)
             .unwrap();
         assert_eq!(
             out,
-            "| p\\|q | t | n |\n| --- | --- | --- |\n| a\\|b\\\\ | one<br>two<br>three |  |\n"
+            "| p\\|q | t | n |\n| --- | --- | --- |\n| a\\|b\\\\ | one<br>two<br>three | *NULL* |\n\
+             | \\*NULL\\* |  | NULL |\n"
         );
     }
 

@@ -105,9 +105,10 @@ pub(crate) enum CallFormat {
     Table,
     /// Comma-separated values with RFC 4180 quoting and a header row.
     Csv,
-    /// Tab-separated values with a header row; tabs, newlines and backslashes escaped as \t, \n, \r, \\.
+    /// Tab-separated values with a header row; tabs, newlines and backslashes escaped as \t, \n, \r, \\; NULL
+    /// is \N.
     Tsv,
-    /// A GitHub-flavoured Markdown table.
+    /// A GitHub-flavoured Markdown table; NULL is *NULL*.
     Markdown,
     /// {"ok", "content", "data"}.
     Json,

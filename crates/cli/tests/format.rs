@@ -47,14 +47,14 @@ fn csv_is_rfc_4180_with_null_as_an_empty_field() {
 }
 
 #[test]
-fn tsv_escapes_tabs_and_newlines() {
+fn tsv_escapes_tabs_and_newlines_and_writes_null_as_backslash_n() {
     let db = empty_db();
     let (code, stdout, stderr) = run(&db, &["--format", "tsv", QUERY]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         stdout,
         "id\ttext\tmaybe\tid\n\
-         1\ta,b\t\t1\n\
+         1\ta,b\t\\N\t1\n\
          2\tsay \"hi\"\tx\t2\n\
          3\tline1\\nline2\ttab\\there\t3\n\
          4\tpipe|café ☕\t\t4\n"
@@ -72,7 +72,7 @@ fn markdown_escapes_pipes_and_line_breaks() {
         stdout,
         "| id | text | maybe | id |\n\
          | --- | --- | --- | --- |\n\
-         | 1 | a,b |  | 1 |\n\
+         | 1 | a,b | *NULL* | 1 |\n\
          | 2 | say \"hi\" | x | 2 |\n\
          | 3 | line1<br>line2 | tab\there | 3 |\n\
          | 4 | pipe\\|café ☕ |  | 4 |\n"
@@ -381,5 +381,66 @@ fn tools_call_table_is_aligned_columns() {
     assert!(
         help.contains("table:       Aligned columns for a terminal"),
         "{help}"
+    );
+}
+
+/// NULL and an empty string never look the same, in any format: one row of each, plus the texts `NULL`,
+/// `\N` and `*NULL*` that a careless format would confuse with NULL.
+#[test]
+fn null_and_an_empty_string_differ_in_every_format() {
+    let db = empty_db();
+    let query = "SELECT NULL AS n, '' AS e, 'NULL' AS t, '\\N' AS b, '*NULL*' AS s";
+    for format in ["table", "csv", "tsv", "markdown", "json", "ndjson"] {
+        let (code, stdout, stderr) = run(&db, &["--format", format, query]);
+        assert_eq!(code, 0, "{format}: {stderr}");
+        let cells: Vec<String> = match format {
+            "json" => {
+                let json: Value = serde_json::from_str(&stdout).unwrap();
+                json["rows"][0]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(Value::to_string)
+                    .collect()
+            }
+            "ndjson" => {
+                let json: Value = serde_json::from_str(stdout.trim_end()).unwrap();
+                json.as_object()
+                    .unwrap()
+                    .values()
+                    .map(Value::to_string)
+                    .collect()
+            }
+            _ => {
+                let line = stdout.lines().last().unwrap();
+                let separator = match format {
+                    "csv" => ",",
+                    "tsv" => "\t",
+                    _ => "|",
+                };
+                line.trim_matches('|')
+                    .split(separator)
+                    .map(|c| c.trim().to_owned())
+                    .collect()
+            }
+        };
+        assert_eq!(cells.len(), 5, "{format}: {stdout}");
+        assert_ne!(cells[0], cells[1], "{format}: NULL looks like '': {stdout}");
+        if format != "table" {
+            // Only the terminal table, for people, shows NULL as the text NULL would be shown.
+            for text in &cells[2..] {
+                assert_ne!(
+                    &cells[0], text,
+                    "{format}: NULL looks like a text: {stdout}"
+                );
+            }
+        }
+    }
+    let (_, tsv, _) = run(&db, &["--format", "tsv", query]);
+    assert_eq!(tsv, "n\te\tt\tb\ts\n\\N\t\tNULL\t\\\\N\t*NULL*\n");
+    let (_, markdown, _) = run(&db, &["--format", "markdown", query]);
+    assert!(
+        markdown.ends_with("| *NULL* |  | NULL | \\\\N | \\*NULL\\* |\n"),
+        "{markdown}"
     );
 }
