@@ -12,13 +12,45 @@ use crate::error::AppError;
 use crate::roles::{PrincipalDef, RoleDef};
 
 /// A model the config names.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ModelEntry {
     /// Just the provider spec: `openai:gpt-4o-mini`.
     Spec(String),
     /// The spec with settings.
     Full(ModelDef),
+}
+
+/// Read by hand rather than as an untagged enum, whose one error ("data did not match any variant") names
+/// neither what an entry may be nor the key that is wrong: a string is a spec, a mapping is read as a
+/// [`ModelDef`] (so an unknown or mistyped key is named, at its line), anything else says what is expected.
+impl<'de> Deserialize<'de> for ModelEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = ModelEntry;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a model: a spec string (`openai:gpt-4o-mini`) or a mapping with `spec` and optionally \
+                     `mode`, `temperature`, `max_tokens`, `timeout`",
+                )
+            }
+
+            fn visit_str<E: serde::de::Error>(self, spec: &str) -> Result<ModelEntry, E> {
+                Ok(ModelEntry::Spec(spec.to_owned()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ModelEntry, A::Error> {
+                ModelDef::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ModelEntry::Full)
+            }
+        }
+        deserializer.deserialize_any(Entry)
+    }
 }
 
 /// A model with its settings.

@@ -124,3 +124,51 @@ async fn each_agent_runs_on_its_configured_model_unless_model_is_given() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(bodies(&boss).await[0]["model"], "gpt-4.1-nano");
 }
+
+/// A model entry of the wrong shape says what an entry may be, or which key is wrong, at its place in the file
+/// (not "data did not match any variant of untagged enum ModelEntry").
+#[test]
+fn a_model_entry_of_the_wrong_shape_names_the_key_and_what_an_entry_may_be() {
+    let dir = scratch_dir("model-shape");
+    let path = format!("{dir}/steward.yaml");
+    let cases = [
+        (
+            "models:\n  fast:\n    spec: openai:gpt-4o-mini\n    temprature: 0.2\n",
+            ":4:5: models.fast: unknown field `temprature`, expected one of `spec`, `mode`, `temperature`, \
+             `max_tokens`, `timeout`",
+        ),
+        (
+            "models:\n  fast:\n    spec: openai:gpt-4o-mini\n    temperature: hot\n",
+            ":4:18: models.fast.temperature: invalid type: string \"hot\"",
+        ),
+        (
+            "models:\n  fast: [openai, gpt-4o-mini]\n",
+            ":2:9: models.fast: invalid type: sequence, expected a model: a spec string (`openai:gpt-4o-mini`) \
+             or a mapping with `spec` and optionally `mode`, `temperature`, `max_tokens`, `timeout`",
+        ),
+        (
+            "models:\n  fast:\n    temperature: 0.1\n",
+            ":3:5: models.fast: missing field `spec`",
+        ),
+    ];
+    for (yaml, expected) in cases {
+        std::fs::write(&path, yaml).unwrap();
+        let out = steward(&["config", "check", "--config", &path], &[], "");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{yaml}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{path}{expected}")),
+            "{yaml}: {stderr}"
+        );
+        assert!(!stderr.contains("untagged"), "{stderr}");
+    }
+    // Both shapes still load, in block and flow style.
+    std::fs::write(
+        &path,
+        "models:\n  a: openai:gpt-4o-mini\n  b: {spec: \"ollama:qwen2.5:7b\", mode: react-json}\n  \
+         c:\n    spec: anthropic:claude-sonnet-4-5\n    max_tokens: 100\n    timeout: 30\n",
+    )
+    .unwrap();
+    let out = steward(&["config", "check", "--config", &path], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
