@@ -31,7 +31,13 @@ pub struct ModelChoice {
     pub http: HttpOptions,
     /// One model for every run, already connected (tests; a scripted model).
     pub fixed: Option<Arc<dyn Model>>,
+    /// Told which provider a bare model name got when the environment chose it, and why (see
+    /// [`steward_llm::resolve`]); a CLI prints it.
+    pub on_note: Option<NoteHook>,
 }
+
+/// Receives notes about the choice of a model.
+pub type NoteHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl std::fmt::Debug for ModelChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,6 +46,7 @@ impl std::fmt::Debug for ModelChoice {
             .field("mode", &self.mode)
             .field("record", &self.record)
             .field("fixed", &self.fixed.as_ref().map(|m| m.name().to_owned()))
+            .field("on_note", &self.on_note.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -51,6 +58,15 @@ impl ModelChoice {
             fixed: Some(model),
             ..Self::default()
         }
+    }
+
+    /// `text` with its provider (a bare name resolved, an Ollama it would go to checked), its note told.
+    async fn resolve(&self, text: &str) -> Result<String, steward_llm::Error> {
+        let resolved = steward_llm::resolve(text, &Env::from_process()).await?;
+        if let (Some(note), Some(hook)) = (&resolved.note, &self.on_note) {
+            hook(note);
+        }
+        Ok(resolved.spec)
     }
 
     fn mode(&self, configured: Option<ModeDef>) -> Mode {
@@ -168,7 +184,7 @@ impl App {
         if let Some(text) = &choice.spec {
             if config.models.contains_key(text) {
                 return Ok(RunModels {
-                    model: self.connect_entry(choice, text, agent_mode)?,
+                    model: self.connect_entry(choice, text, agent_mode).await?,
                     name: Some(text.clone()),
                     named: BTreeMap::new(),
                 });
@@ -188,13 +204,15 @@ impl App {
         }
         let mut named = BTreeMap::new();
         for name in &wanted {
-            named.insert(name.clone(), self.connect_entry(choice, name, None)?);
+            named.insert(name.clone(), self.connect_entry(choice, name, None).await?);
         }
         let model = match top {
-            Some(name) if agent_mode.is_some() => self.connect_entry(choice, name, agent_mode)?,
+            Some(name) if agent_mode.is_some() => {
+                self.connect_entry(choice, name, agent_mode).await?
+            }
             Some(name) => match named.get(name) {
                 Some(model) => model.clone(),
-                None => self.connect_entry(choice, name, None)?,
+                None => self.connect_entry(choice, name, None).await?,
             },
             None => connect_as(choice, agent_mode).await?,
         };
@@ -206,7 +224,7 @@ impl App {
     }
 
     /// Builds a model the config names, with its mode and timeout.
-    fn connect_entry(
+    async fn connect_entry(
         &self,
         choice: &ModelChoice,
         name: &str,
@@ -225,18 +243,20 @@ impl App {
             http.timeouts.first_byte = Duration::from_secs(seconds);
             http.timeouts.total = Duration::from_secs(seconds);
         }
-        let setup = ModelSetup {
-            spec: Some(def.spec.clone()),
-            mode: choice.mode(mode.or(def.mode)),
-            record: choice.record.clone(),
-            http,
-        };
-        steward_llm::connect_spec(&def.spec, setup, &Env::from_process()).map_err(|e| {
+        let failed = |e: steward_llm::Error| {
             AppError::Config(format!(
                 "the model `{name}` ({}): {e}",
                 config.locate(&["models", name])
             ))
-        })
+        };
+        let spec = choice.resolve(&def.spec).await.map_err(failed)?;
+        let setup = ModelSetup {
+            spec: Some(spec.clone()),
+            mode: choice.mode(mode.or(def.mode)),
+            record: choice.record.clone(),
+            http,
+        };
+        steward_llm::connect_spec(&spec, setup, &Env::from_process()).map_err(failed)
     }
 }
 
@@ -249,11 +269,21 @@ pub async fn connect_as(
     if let Some(model) = &choice.fixed {
         return Ok(model.clone());
     }
+    let env = Env::from_process();
+    // `--model`, else STEWARD_MODEL; a bare name's provider is said and checked here (else the environment's).
+    let spec = match choice
+        .spec
+        .clone()
+        .or_else(|| env.get("STEWARD_MODEL").map(str::to_owned))
+    {
+        Some(text) => Some(choice.resolve(&text).await?),
+        None => None,
+    };
     let setup = ModelSetup {
-        spec: choice.spec.clone(),
+        spec,
         mode: choice.mode(mode),
         record: choice.record.clone(),
         http: choice.http.clone(),
     };
-    Ok(steward_llm::connect(setup, &Env::from_process()).await?)
+    Ok(steward_llm::connect(setup, &env).await?)
 }

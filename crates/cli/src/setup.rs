@@ -170,6 +170,9 @@ impl ModelArgs {
             record: self.record.clone(),
             http: self.http(),
             fixed: None,
+            on_note: Some(Arc::new(|note: &str| {
+                note!("{}", Style::stderr().dim(&format!("note: {note}")));
+            })),
         }
     }
 }

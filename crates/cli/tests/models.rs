@@ -172,3 +172,128 @@ fn a_model_entry_of_the_wrong_shape_names_the_key_and_what_an_entry_may_be() {
     let out = steward(&["config", "check", "--config", &path], &[], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// A bare model name says which provider it got when the environment chose it, and why; one that would go to
+/// an Ollama server that is not there, or lacks it, fails at once (no retries) saying what would work.
+#[tokio::test]
+async fn a_bare_name_says_its_provider_and_fails_fast_without_one() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    // Nothing configured (the harness points OLLAMA_HOST at a closed port): an error, at once.
+    let started = std::time::Instant::now();
+    let out = steward(&["ask", "-m", "gpt4o", "--no-store", "hi"], &[], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: `gpt4o` names no provider, so it went to Ollama, and no Ollama server answered at \
+             http://127.0.0.1:9. (A name without a provider goes to Anthropic if it starts with claude"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Did you mean `gpt-4o`? Or give the provider: openai:<model>"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("retrying"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+
+    // An Ollama that answers: a model it has is used, saying so; one it lacks is an error naming what it has.
+    let ollama = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/tags"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            serde_json::json!({"models": [{"name": "qwen2.5:7b"}, {"name": "llama3:latest"}]}),
+        ))
+        .mount(&ollama)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(text_reply("Hello."))
+        .mount(&ollama)
+        .await;
+    let host = ollama.uri();
+    for name in ["qwen2.5:7b", "llama3"] {
+        let out = steward(
+            &["ask", "-m", name, "--no-store", "hi"],
+            &[("OLLAMA_HOST", &host)],
+            "",
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(text(&out.stdout), "Hello.\n");
+        assert!(
+            stderr.contains(&format!(
+                "note: `{name}` names no provider: using ollama:{name}, the model of that name on the Ollama \
+                 server at {host}"
+            )),
+            "{stderr}"
+        );
+    }
+    let out = steward(
+        &["ask", "-m", "qwen2.5:7", "--no-store", "hi"],
+        &[("OLLAMA_HOST", &host)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "`qwen2.5:7` names no provider, so it went to Ollama, and the Ollama server at {host} does not \
+             have it (it has qwen2.5:7b, llama3:latest)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Did you mean `qwen2.5:7b`? Or pull it (`ollama pull qwen2.5:7`)"),
+        "{stderr}"
+    );
+
+    // OPENAI_BASE_URL decides: said, with the server.
+    let server = mock_openai(vec![text_reply("Hi.")]).await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &["ask", "-m", "llama3.1", "--no-store", "hi"],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "note: `llama3.1` names no provider: using openai:llama3.1, on the OpenAI-compatible server of \
+             OPENAI_BASE_URL ({base})"
+        )),
+        "{stderr}"
+    );
+    // The name alone decides (an OpenAI model name), or the spec names its provider: nothing to say.
+    for model in ["gpt-4.1-nano", "openai:llama3.1"] {
+        let out = steward(
+            &["ask", "-m", model, "--no-store", "hi"],
+            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", "k")],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("names no provider"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+
+    // A config model with a bare spec fails as fast, at its place in the file.
+    let dir = scratch_dir("bare-config");
+    let file = format!("{dir}/steward.yaml");
+    std::fs::write(&file, "models:\n  fast: gpt4o\ndefaults:\n  model: fast\n").unwrap();
+    let out = steward(&["ask", "--config", &file, "--no-store", "hi"], &[], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the model `fast` ({file}:2:3): `gpt4o` names no provider, so it went to Ollama"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("retrying"), "{stderr}");
+}

@@ -36,5 +36,6 @@ pub use react::{ReactModel, ReactStyle};
 pub use replay::{Recorder, ReplayModel};
 pub use resolve::{
     DEFAULT_ANTHROPIC_MODEL, DEFAULT_AZURE_API_VERSION, DEFAULT_OPENAI_MODEL, Env, Mode,
-    ModelSetup, ModelSpec, OLLAMA_DEFAULT_URL, connect, connect_spec, no_model_guidance,
+    ModelSetup, ModelSpec, OLLAMA_DEFAULT_URL, Resolved, connect, connect_spec, no_model_guidance,
+    resolve,
 };

@@ -42,6 +42,11 @@ const BUILTIN: &[(&str, f64, f64)] = &[
     ("claude-opus-4-1", 15.00, 75.00),
 ];
 
+/// The names of the well-known models (to suggest one for a mistyped name).
+pub(crate) fn known_models() -> impl Iterator<Item = &'static str> {
+    BUILTIN.iter().map(|(name, _, _)| *name)
+}
+
 impl Default for PriceTable {
     fn default() -> Self {
         Self::builtin()

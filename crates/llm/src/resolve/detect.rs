@@ -69,7 +69,7 @@ or AZURE_OPENAI_ENDPOINT with AZURE_OPENAI_DEPLOYMENT.
 }
 
 /// The models of an Ollama server, or `None` when none answers quickly.
-async fn ollama_models(host: &str) -> Option<Vec<String>> {
+pub(super) async fn ollama_models(host: &str) -> Option<Vec<String>> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_millis(300))

@@ -91,11 +91,33 @@ impl ModelSpec {
     }
 }
 
+/// What gave a bare model name its provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Picked {
+    /// The name itself: `claude…` is Anthropic's, `gpt-…`, `o1…` and the like OpenAI's.
+    Name,
+    /// An OpenAI model name, on Azure because only Azure is configured.
+    Azure,
+    /// `OPENAI_BASE_URL`: an OpenAI-compatible server.
+    BaseUrl,
+    /// `ANTHROPIC_API_KEY` without an OpenAI key.
+    AnthropicKey,
+    /// `OPENAI_API_KEY`.
+    OpenAiKey,
+    /// Nothing else: a local (or `OLLAMA_HOST`'s) Ollama.
+    Ollama,
+}
+
 /// A bare model name (`gpt-4o-mini`, `claude-sonnet-4-5`, `qwen2.5:7b`) with the provider the name and the
 /// environment point to: `claude…` on Anthropic; OpenAI's model families on OpenAI (Azure when only Azure is
 /// configured); any other name on the provider the environment configures (an OpenAI-compatible
 /// `OPENAI_BASE_URL`, then Anthropic, then Ollama). `None` when `text` already names a known provider.
 pub(super) fn bare(text: &str, env: &Env) -> Option<String> {
+    bare_picked(text, env).map(|(spec, _)| spec)
+}
+
+/// [`bare`], with what decided the provider.
+pub(super) fn bare_picked(text: &str, env: &Env) -> Option<(String, Picked)> {
     let text = text.trim();
     let provider = text.split_once(':').map(|(p, _)| p);
     if matches!(
@@ -108,24 +130,24 @@ pub(super) fn bare(text: &str, env: &Env) -> Option<String> {
     let openai_family = ["gpt-", "o1", "o3", "o4", "chatgpt"]
         .iter()
         .any(|p| text.starts_with(p));
-    let provider = if text.starts_with("claude") {
-        "anthropic"
+    let (provider, picked) = if text.starts_with("claude") {
+        ("anthropic", Picked::Name)
     } else if openai_family {
         if !has("OPENAI_API_KEY") && !has("OPENAI_BASE_URL") && has("AZURE_OPENAI_ENDPOINT") {
-            "azure"
+            ("azure", Picked::Azure)
         } else {
-            "openai"
+            ("openai", Picked::Name)
         }
     } else if has("OPENAI_BASE_URL") {
-        "openai"
+        ("openai", Picked::BaseUrl)
     } else if has("ANTHROPIC_API_KEY") && !has("OPENAI_API_KEY") {
-        "anthropic"
+        ("anthropic", Picked::AnthropicKey)
     } else if has("OPENAI_API_KEY") && provider.is_none() && !has("OLLAMA_HOST") {
-        "openai"
+        ("openai", Picked::OpenAiKey)
     } else {
-        "ollama"
+        ("ollama", Picked::Ollama)
     };
-    Some(format!("{provider}:{text}"))
+    Some((format!("{provider}:{text}"), picked))
 }
 
 #[cfg(test)]
