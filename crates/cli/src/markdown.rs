@@ -50,7 +50,9 @@ impl Markdown {
     /// Renders the next piece; returns what to print now (some characters may wait for the next piece).
     pub(crate) fn push(&mut self, text: &str) -> String {
         let mut out = String::new();
-        for c in text.chars() {
+        // The answer's own control characters would drive the terminal: shown as pictures instead (the
+        // renderer's styles are added after).
+        for c in text.chars().map(crate::out::shown) {
             self.char(c, &mut out);
         }
         out

@@ -39,6 +39,24 @@ pub(crate) fn raw(text: &str) {
     }
 }
 
+/// A character as a terminal may be given it: control characters of the data (an escape that would recolour
+/// the terminal, move the cursor or set its title; a carriage return that would overwrite the line) become their
+/// visible pictures (`␛`, `␍`, …); a line feed and a tab stay.
+pub(crate) fn shown(c: char) -> char {
+    match c {
+        '\n' | '\t' => c,
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+        '\u{7f}' => '\u{2421}',
+        '\u{80}'..='\u{9f}' => '\u{fffd}',
+        _ => c,
+    }
+}
+
+/// `text` with [`shown`] characters.
+pub(crate) fn visible(text: &str) -> String {
+    text.chars().map(shown).collect()
+}
+
 /// The columns `text` takes on a terminal (a CJK character or an emoji takes two, a combining mark none).
 pub(crate) fn columns(text: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(text)
@@ -83,7 +101,7 @@ pub(crate) fn flat_cut(text: &str, width: usize) -> String {
 /// Prints a table on standard output: the header, a rule, and the rows, each column as wide as its widest
 /// cell in terminal columns, so that wide characters (CJK, emoji) stay aligned (cells are shown on one line).
 pub(crate) fn aligned(header: &[&str], rows: &[Vec<String>]) {
-    let flat = |cell: &str| cell.replace(['\n', '\r', '\t'], " ");
+    let flat = |cell: &str| visible(&cell.replace(['\n', '\r', '\t'], " "));
     let mut widths: Vec<usize> = header.iter().map(|h| columns(h)).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -100,7 +118,7 @@ pub(crate) fn aligned(header: &[&str], rows: &[Vec<String>]) {
             .trim_end()
             .to_owned()
     };
-    line(&join(header.iter().map(|h| (*h).to_owned()).collect()));
+    line(&join(header.iter().map(|h| flat(h)).collect()));
     line(
         &widths
             .iter()
@@ -171,6 +189,18 @@ pub(crate) use note;
 /// Writes text as it is (it ends with its own newline) to standard output, surviving a closed pipe.
 pub(crate) fn text(text: &str) {
     line(text.strip_suffix('\n').unwrap_or(text));
+}
+
+#[cfg(test)]
+mod visible_tests {
+    use super::visible;
+
+    #[test]
+    fn control_characters_of_the_data_cannot_reach_the_terminal() {
+        assert_eq!(visible("\u{1b}[31mred\u{7}"), "\u{241b}[31mred\u{2407}");
+        assert_eq!(visible("a\rb\u{9b}c\u{7f}"), "a\u{240d}b\u{fffd}c\u{2421}");
+        assert_eq!(visible("line\nnext\tcell é 漢"), "line\nnext\tcell é 漢");
+    }
 }
 
 #[cfg(test)]

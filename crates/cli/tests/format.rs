@@ -444,3 +444,30 @@ fn null_and_an_empty_string_differ_in_every_format() {
         "{markdown}"
     );
 }
+
+/// Data cannot drive the terminal: an escape sequence or a carriage return in a value prints as its picture in
+/// the table (`␛[31m`, `␍`), never as the control character itself.
+#[test]
+fn control_characters_in_values_are_shown_not_sent() {
+    let (_, db) = demo_in("format-control");
+    let out = steward(
+        &[
+            "sql",
+            "run",
+            "--db",
+            &db,
+            "-f",
+            "table",
+            "SELECT char(27) || '[31mred' AS x, 'a' || char(13) || 'b' || char(7) AS y",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    assert!(
+        !printed.contains('\u{1b}') && !printed.contains('\u{7}'),
+        "{printed:?}"
+    );
+    assert!(printed.contains("\u{241b}[31mred"), "{printed:?}");
+}
