@@ -665,6 +665,19 @@ fn so_far(correct: usize, scored: usize) -> String {
     format!("{:.1} % correct", correct as f64 * 100.0 / scored as f64)
 }
 
+/// A spinner on standard error when it is a terminal, saying what is being done (its message).
+fn spinner() -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}… {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
 /// A progress bar on standard error when it is a terminal: done of all, accuracy so far, time left.
 fn progress_bar(total: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {

@@ -82,3 +82,24 @@ fn the_retrieval_benchmark_reproduces_from_one_command() {
         assert!(page.contains(&row), "docs/eval.md lacks {row}");
     }
 }
+
+/// On a terminal the seconds of building and measuring show progress: what it is doing, then the questions
+/// measured of all (a real pseudo-terminal from util-linux `script`; the table itself goes to /dev/null).
+#[test]
+fn a_terminal_sees_the_retrieval_benchmark_progress() {
+    let command = format!(
+        "{} eval retrieval --dataset {} --budget 2000 >/dev/null",
+        env!("CARGO_BIN_EXE_steward"),
+        root().join("testdata/retrieval/merged.yaml").display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("building the merged schema"), "{shown}");
+    assert!(shown.contains("questions measured at 1 budget"), "{shown}");
+    assert!(shown.contains("/561"), "the bar counts the questions: {shown}");
+}

@@ -64,7 +64,7 @@ pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, s
 pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
 pub use retrieval::{
     Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
-    SourceSpec, Split, SplitFigures, build_benchmark, measure,
+    SourceSpec, Split, SplitFigures, build_benchmark, measure, measure_with,
 };
 pub use score::{Rows, Semantics, answer_matches, matches};
 pub use scorer::Scorer;

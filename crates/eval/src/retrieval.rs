@@ -256,6 +256,16 @@ pub fn measure(
     questions: &[RetrievalQuestion],
     budgets: &[usize],
 ) -> RetrievalReport {
+    measure_with(catalog, questions, budgets, &|| {})
+}
+
+/// [`measure`], calling `measured` after each question (a progress bar).
+pub fn measure_with(
+    catalog: &Catalog,
+    questions: &[RetrievalQuestion],
+    budgets: &[usize],
+    measured: &dyn Fn(),
+) -> RetrievalReport {
     let index = ContextIndex::new(catalog);
     let full_schema_tokens = index.context(None, usize::MAX / 4).tokens;
     // Per question and budget: (recall, all found, tokens).
@@ -287,6 +297,7 @@ pub fn measure(
             row.push((recall, found == gold.len(), context.tokens));
         }
         per.push(row);
+        measured();
     }
     let figures = |name: &str, keep: &dyn Fn(&RetrievalQuestion) -> bool| {
         let chosen: Vec<usize> = (0..questions.len())

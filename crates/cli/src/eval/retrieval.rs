@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use clap::Args;
 use steward_domains::demo::{self, DemoConfig};
 use steward_eval::{
-    Benchmark, RetrievalReport, RetrievalSpec, SourceKind, Split, build_benchmark, measure,
+    Benchmark, RetrievalReport, RetrievalSpec, SourceKind, Split, build_benchmark, measure_with,
 };
 use steward_sql::Database;
 
@@ -95,15 +95,24 @@ pub(crate) async fn run(args: RetrievalArgs) -> anyhow::Result<u8> {
     };
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    // On a terminal: what it is doing, then how far the measuring is (it takes seconds on the merged schema).
+    let stage = super::spinner();
     let demo_db = if spec.sources.iter().any(|s| s.kind == SourceKind::Demo) {
+        stage.set_message("generating the demo database");
         Some(generate_demo(&dir.join("demo.sqlite")).await?)
     } else {
         None
     };
     let schema = dir.join("schema.sqlite");
+    stage.set_message(format!(
+        "building the merged schema from {} source{}",
+        spec.sources.len(),
+        if spec.sources.len() == 1 { "" } else { "s" }
+    ));
     let bench = build_benchmark(&spec, demo_db.as_deref(), &schema)
         .await
         .context("cannot build the merged schema")?;
+    stage.set_message("reading the merged schema");
     if args.out.is_some() {
         let file = dir.join("questions.json");
         std::fs::write(&file, serde_json::to_string_pretty(&bench.questions)?)
@@ -123,7 +132,15 @@ pub(crate) async fn run(args: RetrievalArgs) -> anyhow::Result<u8> {
         .filter(|q| args.split.0.is_none_or(|s| q.split == s))
         .cloned()
         .collect();
-    let report = measure(&catalog, &questions, &budgets);
+    stage.finish_and_clear();
+    let bar = super::progress_bar(questions.len() as u64);
+    bar.set_message(format!(
+        "questions measured at {} budget{}",
+        budgets.len(),
+        if budgets.len() == 1 { "" } else { "s" }
+    ));
+    let report = measure_with(&catalog, &questions, &budgets, &|| bar.inc(1));
+    bar.finish_and_clear();
     if args.json {
         println!(
             "{}",
