@@ -21,6 +21,24 @@ pub(crate) enum ApprovalsCommand {
     Approve(ApproveArgs),
     /// Deny a waiting call; the model that made it is told the reason.
     Deny(DenyArgs),
+    /// Deny every call that has waited longer than --older-than (nobody decided it); each run can then be
+    /// resumed, its model told the call expired. Run it from cron to keep the list short.
+    Expire(ExpireArgs),
+}
+
+/// Arguments of `steward approvals expire`.
+#[derive(Args, Debug)]
+pub(crate) struct ExpireArgs {
+    /// Deny the calls asked for before this: a time ago (`7d`, `12h`) or a date.
+    #[arg(long, value_name = "WHEN", value_parser = crate::runs::since)]
+    older_than: chrono::DateTime<chrono::Utc>,
+
+    /// List what would be denied, and deny nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 /// Arguments of `steward approvals list`.
@@ -29,6 +47,18 @@ pub(crate) struct ListArgs {
     /// Also decided calls, and those of runs already resumed.
     #[arg(long)]
     all: bool,
+
+    /// Only the calls of this tool.
+    #[arg(long, value_name = "TOOL")]
+    tool: Option<String>,
+
+    /// Only the calls asked for since: a time ago (`30m`, `12h`, `7d`, `2w`) or a date.
+    #[arg(long, value_name = "WHEN", value_parser = crate::runs::since)]
+    since: Option<chrono::DateTime<chrono::Utc>>,
+
+    /// Only the calls asked for before: a time ago (`7d`) or a date (the ones nobody decided for long).
+    #[arg(long, value_name = "WHEN", value_parser = crate::runs::since)]
+    older_than: Option<chrono::DateTime<chrono::Utc>>,
 
     /// Print them as a JSON array.
     #[arg(long)]
@@ -76,6 +106,7 @@ pub(crate) struct DenyArgs {
 pub(crate) async fn run(command: ApprovalsCommand, config: &ConfigFile) -> anyhow::Result<u8> {
     match command {
         ApprovalsCommand::List(args) => list(args, config).await,
+        ApprovalsCommand::Expire(args) => expire(args, config).await,
         ApprovalsCommand::Approve(args) => {
             let decision = match &args.edit {
                 None => Approval::Approve,
@@ -105,7 +136,12 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let store = crate::runs::open(config, &args.store).await?;
     let approvals = store.approvals(args.all).await;
     store.close().await;
-    let approvals = approvals?;
+    let approvals: Vec<PendingApproval> = approvals?
+        .into_iter()
+        .filter(|a| args.tool.as_ref().is_none_or(|t| &a.tool == t))
+        .filter(|a| args.since.is_none_or(|since| a.requested_at >= since))
+        .filter(|a| args.older_than.is_none_or(|before| a.requested_at < before))
+        .collect();
     if args.json {
         say!("{}", serde_json::to_string_pretty(&approvals)?);
         return Ok(crate::exit::OK);
@@ -118,6 +154,73 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     crate::out::aligned(
         &["id", "run", "tool", "arguments", "reason", "decision"],
         &rows,
+    );
+    Ok(crate::exit::OK)
+}
+
+/// Denies every waiting call asked for before `--older-than`.
+async fn expire(args: ExpireArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let store = crate::runs::open(config, &args.store).await?;
+    let waiting = store.approvals(false).await;
+    let old: Vec<PendingApproval> = match waiting {
+        Ok(all) => all
+            .into_iter()
+            .filter(|a| a.decision.is_none() && a.requested_at < args.older_than)
+            .collect(),
+        Err(e) => {
+            store.close().await;
+            return Err(e.into());
+        }
+    };
+    let since = args
+        .older_than
+        .with_timezone(&chrono::Local)
+        .format("%Y-%m-%d %H:%M");
+    let reason = format!("expired: nobody decided it (it waited since before {since})");
+    let style = Style::stderr();
+    let mut runs = std::collections::BTreeSet::new();
+    for a in &old {
+        if args.dry_run {
+            say!(
+                "{}\t{}\t{}\t{}",
+                a.id,
+                a.run_id,
+                a.tool,
+                a.requested_at.to_rfc3339()
+            );
+            continue;
+        }
+        let decision = Approval::Reject {
+            reason: Some(reason.clone()),
+        };
+        match store
+            .decide_approval(&a.id, &decision, "steward approvals expire")
+            .await
+        {
+            Ok(_) => {
+                runs.insert(a.run_id.clone());
+            }
+            Err(e) => note!("{} {}: {e}", style.warn("not expired"), a.id),
+        }
+    }
+    store.close().await;
+    let verb = if args.dry_run {
+        "would expire"
+    } else {
+        "expired"
+    };
+    note!(
+        "{verb} {} call{} asked for before {since}{}",
+        old.len(),
+        if old.len() == 1 { "" } else { "s" },
+        if runs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; `steward runs resume ID` carries each run on ({})",
+                runs.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        }
     );
     Ok(crate::exit::OK)
 }

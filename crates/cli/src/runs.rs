@@ -176,7 +176,7 @@ pub(crate) struct ListArgs {
 }
 
 /// `--since`: a time ago (`30m`, `12h`, `7d`, `2w`) or a date or time.
-fn since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+pub(crate) fn since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
     let text = text.trim();
     let now = chrono::Utc::now();
     if let Some(split) = text.find(|c: char| !c.is_ascii_digit())

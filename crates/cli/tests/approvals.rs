@@ -522,3 +522,85 @@ async fn an_edit_given_in_another_process_runs_the_call_with_the_new_arguments()
         "the model's own arguments never ran"
     );
 }
+
+/// `approvals list --tool/--since/--older-than` narrow the list; `approvals expire --older-than` denies what
+/// nobody decided (`--dry-run` denies nothing), the run resumes with the model told it expired, nothing is
+/// written.
+#[tokio::test]
+async fn approvals_nobody_decides_are_filtered_and_expired() {
+    let s = setup();
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
+    let server = mock_openai(vec![
+        tool_reply(
+            "r1",
+            "expenses",
+            r#"{"request": "Add a 12.50 taxi ride, 20% VAT"}"#,
+        ),
+        tool_reply("e1", "add_expense", TAXI),
+        text_reply("The taxi ride was not added: the approval expired."),
+        text_reply("It was not recorded."),
+    ])
+    .await;
+    let (run, id) = ask_and_wait(&s, &server).await;
+    let env = [("XDG_DATA_HOME", s.data.as_str())];
+    let listed = |filters: &[&str]| {
+        let mut args = vec!["approvals", "list", "--json"];
+        args.extend_from_slice(filters);
+        let out = steward(&args, &env, "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(listed(&[]), 1);
+    assert_eq!(listed(&["--tool", "add_expense"]), 1);
+    assert_eq!(listed(&["--tool", "move_task"]), 0);
+    assert_eq!(listed(&["--since", "1h"]), 1);
+    assert_eq!(listed(&["--older-than", "1h"]), 0, "it is minutes old");
+    assert_eq!(listed(&["--older-than", "2099-01-01"]), 1);
+
+    // A week-old cutoff leaves it; a cutoff in the future expires it (a dry run first).
+    let out = steward(&["approvals", "expire", "--older-than", "7d"], &env, "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("expired 0 calls"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &[
+            "approvals",
+            "expire",
+            "--older-than",
+            "2099-01-01",
+            "--dry-run",
+        ],
+        &env,
+        "",
+    );
+    assert!(text(&out.stdout).contains(&id), "{}", text(&out.stdout));
+    assert_eq!(approvals_json(&s)[0]["decision"], Value::Null);
+    let out = steward(
+        &["approvals", "expire", "--older-than", "2099-01-01"],
+        &env,
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("expired 1 call"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains(&run), "{}", text(&out.stderr));
+    let out = resume(&s, &server, &run);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
+    let bodies = bodies(&server).await;
+    let shown = bodies[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(shown.contains("expired: nobody decided it"), "{shown}");
+}

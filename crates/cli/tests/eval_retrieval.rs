@@ -101,5 +101,8 @@ fn a_terminal_sees_the_retrieval_benchmark_progress() {
     assert!(out.status.success(), "{shown}");
     assert!(shown.contains("building the merged schema"), "{shown}");
     assert!(shown.contains("questions measured at 1 budget"), "{shown}");
-    assert!(shown.contains("/561"), "the bar counts the questions: {shown}");
+    assert!(
+        shown.contains("/561"),
+        "the bar counts the questions: {shown}"
+    );
 }
