@@ -15,7 +15,9 @@ const CANDIDATES: usize = 10;
 const LIST: &str = "WITH page AS (
     SELECT id, agent, input, started_at, finished_at, last_event_at, outcome, model
     FROM runs WHERE parent_id IS NULL
-      AND agent = COALESCE($3, agent) AND outcome = COALESCE($4, outcome) AND started_at >= COALESCE($5, started_at)
+      AND agent = COALESCE($3, agent)
+      AND COALESCE(outcome, 'incomplete') = COALESCE($4, outcome, 'incomplete')
+      AND started_at >= COALESCE($5, started_at)
     ORDER BY started_at DESC, id DESC
     LIMIT $1 OFFSET $2
 )
