@@ -256,10 +256,12 @@ impl App {
         self.store.as_ref()
     }
 
-    /// Each `kind: sql` tool of the config whose statement its database refuses to prepare (a table or column
-    /// it lacks), with `file:line:col` and what the database said. Nothing is run. For `steward config check`.
-    pub async fn unprepared_sql_tools(&self) -> Vec<String> {
+    /// What `steward config check` says of the `kind: sql` tools: the statements their databases refuse to
+    /// prepare (errors), and the ledger tables the first write of a write tool will create in the user's
+    /// database (notes, said once there).
+    pub async fn check_sql_tools(&self) -> (Vec<String>, Vec<String>) {
         let mut problems = Vec::new();
+        let mut notes = Vec::new();
         for (name, raw) in &self.config.tools {
             let Ok(crate::tools::ToolDef::Sql(def)) =
                 serde_yaml::from_value::<crate::tools::ToolDef>(raw.clone())
@@ -269,8 +271,18 @@ impl App {
             let Some(db) = self.database(&def.database) else {
                 continue;
             };
+            let database = def.database.clone();
             let built = match crate::tools::SqlTool::build(name, def, db.clone()).await {
-                Ok(tool) => tool.prepares().await,
+                Ok(tool) => {
+                    if let Some(table) = tool.ledger_to_create().await {
+                        notes.push(format!(
+                            "the first write of `{name}` creates the table {table} in the database `{database}`, \
+                             where each write is recorded with it (idempotence); `ledger: schema.table` on the \
+                             tool places it elsewhere"
+                        ));
+                    }
+                    tool.prepares().await
+                }
                 Err(e) => Err(e),
             };
             if let Err(e) = built {
@@ -280,7 +292,7 @@ impl App {
                 ));
             }
         }
-        problems
+        (problems, notes)
     }
 
     /// A database the config names.

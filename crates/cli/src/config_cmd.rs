@@ -47,7 +47,10 @@ pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::
         ConfigCommand::Check { db, offline } => {
             let app = build_app(config, db.as_deref()).await?;
             if !offline {
-                let problems = app.unprepared_sql_tools().await;
+                let (problems, notes) = app.check_sql_tools().await;
+                for text in notes {
+                    crate::out::note!("note: {text}");
+                }
                 if !problems.is_empty() {
                     anyhow::bail!("{} (`--offline` skips this check)", problems.join("\n"));
                 }

@@ -345,3 +345,78 @@ fn config_check_finds_a_table_or_column_the_database_lacks() {
     }
     drop(cleanups);
 }
+
+/// The ledger of declarative writes: `config check` says once which table the first write creates and where;
+/// `ledger:` places it (the write then records there, and `steward_tool_calls` is never made); a ledger name
+/// that is not a table name is refused.
+#[test]
+fn the_ledger_table_is_announced_and_placed_by_the_config() {
+    let (dir, db) = demo_in("ledger-place");
+    let tool = |ledger: &str| {
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  editor: {{skip_approval: [rename_city]}}\ndefaults: {{role: editor}}\ntools:\n  rename_city:\n    kind: sql\n    database: shop\n    mode: write\n{ledger}    description: Rename a city.\n    statement: UPDATE customers SET city = :to WHERE city = :from\n    parameters:\n      from: {{type: string, description: The old name}}\n      to: {{type: string, description: The new name}}\n"
+        )
+    };
+    let config = format!("{dir}/default.yaml");
+    std::fs::write(&config, tool("")).unwrap();
+    let out = steward(&["config", "check", "--config", &config], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("the first write of `rename_city` creates the table \"steward_tool_calls\""),
+        "{}",
+        text(&out.stderr)
+    );
+    let placed = format!("{dir}/placed.yaml");
+    std::fs::write(&placed, tool("    ledger: city_changes\n")).unwrap();
+    let out = steward(&["config", "check", "--config", &placed], &[], "");
+    assert!(
+        text(&out.stderr).contains("\"city_changes\""),
+        "{}",
+        text(&out.stderr)
+    );
+    let city = sqlite3(&db, "SELECT city FROM customers ORDER BY id LIMIT 1");
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--config",
+            &placed,
+            "rename_city",
+            &format!(r#"{{"from": "{city}", "to": "Atlantis"}}"#),
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM city_changes"), "1");
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM sqlite_master WHERE name = 'steward_tool_calls'"
+        ),
+        "0"
+    );
+    // Now that it exists, nothing is announced.
+    let out = steward(&["config", "check", "--config", &placed], &[], "");
+    assert!(
+        !text(&out.stderr).contains("first write"),
+        "{}",
+        text(&out.stderr)
+    );
+    let bad = format!("{dir}/bad.yaml");
+    std::fs::write(&bad, tool("    ledger: \"x; DROP TABLE customers\"\n")).unwrap();
+    let out = steward(&["config", "check", "--config", &bad], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is not a table name"),
+        "{}",
+        text(&out.stderr)
+    );
+}

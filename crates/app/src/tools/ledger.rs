@@ -21,18 +21,54 @@ pub(crate) enum Begun {
 }
 
 /// The ledger of one tool's database.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Ledger {
     ready: OnceCell<()>,
+    /// The table, as SQL: Steward's own quoting of a name checked to be `name` or `schema.name`.
+    table: String,
+}
+
+/// The SQL of a ledger table named `name` (`table` or `schema.table`, each part letters, digits and `_`, not
+/// starting with a digit), quoted for `dialect`; `None` for any other name.
+pub(crate) fn ledger_table(dialect: Dialect, name: &str) -> Option<String> {
+    let parts: Vec<&str> = name.split('.').collect();
+    let plain = |part: &&str| {
+        part.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && part.len() <= 63
+    };
+    if parts.is_empty() || parts.len() > 2 || !parts.iter().all(plain) {
+        return None;
+    }
+    let quote = |part: &str| match dialect {
+        Dialect::Mysql => format!("`{part}`"),
+        _ => format!("\"{part}\""),
+    };
+    Some(parts.into_iter().map(quote).collect::<Vec<_>>().join("."))
 }
 
 impl Ledger {
+    /// The table, as SQL.
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The ledger in the table `table` (SQL made by [`ledger_table`]).
+    pub(crate) fn new(table: String) -> Self {
+        Self {
+            ready: OnceCell::new(),
+            table,
+        }
+    }
+
     /// Begins the write of one call, unless that call was already done.
     pub(crate) async fn begin(&self, db: &Database, key: &CallKey) -> Result<Begun, ToolError> {
         self.ready
             .get_or_try_init(|| async {
                 // DDL outside the write: on MySQL/MariaDB it would commit the transaction.
-                let ddl = ddl(db.dialect());
+                let ddl = ddl(db.dialect(), &self.table);
                 match db.execute_script(&ddl).await {
                     Ok(()) => Ok(()),
                     // Two processes may race to create it: once more sees it there.
@@ -42,10 +78,10 @@ impl Ledger {
             .await
             .map_err(|e| {
                 unavailable(&e)
-                    .with_diagnostic(format!("creating the table {LEDGER_TABLE} failed: {e}"))
+                    .with_diagnostic(format!("creating the table {} failed: {e}", self.table))
             })?;
         let mut tx = db.begin_write().await.map_err(|e| unavailable(&e))?;
-        match previous(&mut tx, key).await? {
+        match previous(&mut tx, &self.table, key).await? {
             Some(output) => Ok(Begun::Replay(output)),
             None => Ok(Begun::Fresh(tx)),
         }
@@ -65,8 +101,9 @@ impl Ledger {
         let kept = tx
             .execute(
                 &format!(
-                    "INSERT INTO {LEDGER_TABLE} (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO {} (run_id, call_id, tool, arguments_hash, arguments, result, created_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    self.table
                 ),
                 &[
                     Param::Text(key.run_id.clone()),
@@ -87,7 +124,7 @@ impl Ledger {
             Err(e) if e.is(SqlErrorKind::Constraint) => {
                 drop(tx);
                 let mut again = db.begin_write().await.map_err(|e| unavailable(&e))?;
-                previous(&mut again, key)
+                previous(&mut again, &self.table, key)
                     .await?
                     .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
             }
@@ -97,13 +134,13 @@ impl Ledger {
 }
 
 /// The table's DDL in a dialect (the demo's `tool_calls` columns).
-fn ddl(dialect: Dialect) -> String {
+fn ddl(dialect: Dialect, table: &str) -> String {
     let (ts, long) = match dialect {
         Dialect::Mysql => ("DATETIME", "LONGTEXT"),
         _ => ("TIMESTAMP", "TEXT"),
     };
     format!(
-        "CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (
+        "CREATE TABLE IF NOT EXISTS {table} (
     run_id VARCHAR(200) NOT NULL,
     call_id VARCHAR(200) NOT NULL,
     tool VARCHAR(64) NOT NULL,
@@ -118,11 +155,15 @@ fn ddl(dialect: Dialect) -> String {
 
 /// The result recorded for this run and call id when it is the same call; an error when the id was used by
 /// another tool or with other arguments.
-async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>, ToolError> {
+async fn previous(
+    tx: &mut WriteTx,
+    table: &str,
+    key: &CallKey,
+) -> Result<Option<ToolOutput>, ToolError> {
     let rows = tx
         .fetch(
             &format!(
-                "SELECT tool, arguments_hash, arguments, result FROM {LEDGER_TABLE} WHERE run_id = ? AND call_id = ?"
+                "SELECT tool, arguments_hash, arguments, result FROM {table} WHERE run_id = ? AND call_id = ?"
             ),
             &[
                 Param::Text(key.run_id.clone()),
@@ -130,14 +171,14 @@ async fn previous(tx: &mut WriteTx, key: &CallKey) -> Result<Option<ToolOutput>,
             ],
         )
         .await
-        .map_err(|e| unavailable(&e).with_diagnostic(format!("reading {LEDGER_TABLE}: {e}")))?;
+        .map_err(|e| unavailable(&e).with_diagnostic(format!("reading {table}: {e}")))?;
     let Some(row) = rows.rows.first() else {
         return Ok(None);
     };
     let text = |i: usize| -> Result<&str, ToolError> {
         row.get(i).and_then(Value::as_str).ok_or_else(|| {
             ToolError::internal(format!(
-                "{LEDGER_TABLE} holds an unreadable row for call {}",
+                "{table} holds an unreadable row for call {}",
                 key.call_id
             ))
         })

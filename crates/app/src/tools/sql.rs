@@ -60,6 +60,11 @@ pub struct SqlToolDef {
     /// A human-readable title for UIs.
     #[serde(default)]
     pub title: Option<String>,
+    /// Write tools: the table that records each call, in the tool's database (`name` or `schema.name`;
+    /// default `steward_tool_calls`), created by the first write. Kept beside the write so that both commit
+    /// together.
+    #[serde(default)]
+    pub ledger: Option<String>,
 }
 
 /// What a call does.
@@ -93,6 +98,20 @@ pub struct SqlTool {
 }
 
 impl SqlTool {
+    /// A write tool's ledger table (as SQL) when it does not exist yet in the tool's database: its first write
+    /// creates it. `None` for a read tool, or when the table is there.
+    pub async fn ledger_to_create(&self) -> Option<String> {
+        let Plan::Write { ledger, .. } = &self.plan else {
+            return None;
+        };
+        let table = ledger.table();
+        self.db
+            .prepares(&format!("SELECT run_id FROM {table}"), false)
+            .await
+            .is_err()
+            .then(|| table.to_owned())
+    }
+
     /// Asks the tool's database to prepare its statement without running it: a table or column it lacks is
     /// found now (`steward config check`), not at the first call.
     pub async fn prepares(&self) -> Result<(), ToolDefError> {
@@ -175,6 +194,12 @@ impl SqlTool {
                         _ => format!("its statement is refused by the read-only guard: {why}"),
                     }));
                 }
+                if def.ledger.is_some() {
+                    return Err(ToolDefError::invalid(
+                        name,
+                        "ledger applies to write tools only (mode: write); remove it",
+                    ));
+                }
                 let max_rows = def.max_rows.unwrap_or(DEFAULT_MAX_ROWS);
                 let max_rows = usize::try_from(max_rows)
                     .ok()
@@ -211,9 +236,19 @@ impl SqlTool {
                 })?;
                 spec.annotations.destructive = kind.destructive();
                 spec.annotations.idempotent = true;
+                let table = def.ledger.as_deref().unwrap_or(super::LEDGER_TABLE);
+                let table = super::ledger::ledger_table(db.dialect(), table).ok_or_else(|| {
+                    ToolDefError::invalid(
+                        name,
+                        format!(
+                            "ledger `{table}` is not a table name: write `name` or `schema.name` (letters, digits \
+                             and _, not starting with a digit)"
+                        ),
+                    )
+                })?;
                 Plan::Write {
                     kind,
-                    ledger: Ledger::default(),
+                    ledger: Ledger::new(table),
                     guard: Box::new(guard),
                 }
             }
