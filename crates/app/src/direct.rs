@@ -58,6 +58,8 @@ pub enum Refusal {
     Invalid {
         /// What a model is told: each field, what was wrong and how to fix it.
         observation: String,
+        /// The same for a person (see [`steward_core::Rejection::for_person`]).
+        person: String,
     },
     /// The policy does not let this principal use the tool.
     Denied {
@@ -67,10 +69,18 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The words a person is told: what is wrong, without the advice meant for a model.
+    pub fn for_person(&self) -> String {
+        match self {
+            Self::Invalid { person, .. } => person.clone(),
+            Self::Denied { reason } => format!("not allowed: {reason}"),
+        }
+    }
+
     /// The words a model in a run is told for the same call.
     pub fn message(&self) -> String {
         match self {
-            Self::Invalid { observation } => observation.clone(),
+            Self::Invalid { observation, .. } => observation.clone(),
             Self::Denied { reason } => format!(
                 "Not allowed: {reason}. Do not retry this call; tell the user or choose another way."
             ),
@@ -350,6 +360,7 @@ impl App {
             Ok((tool, args)) => (tool.clone(), args),
             Err(rejection) => {
                 let refusal = Refusal::Invalid {
+                    person: rejection.for_person(&call.name),
                     observation: rejection.observation,
                 };
                 refused(
@@ -429,7 +440,7 @@ async fn refused(
     refusal: &Refusal,
 ) -> Result<(), AppError> {
     let (status, reason, failure) = match refusal {
-        Refusal::Invalid { observation } => ("invalid", observation, "invalid_arguments"),
+        Refusal::Invalid { observation, .. } => ("invalid", observation, "invalid_arguments"),
         Refusal::Denied { reason } => ("denied", reason, "denied"),
     };
     trace(

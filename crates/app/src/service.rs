@@ -115,10 +115,17 @@ impl App {
 
     /// Checks that the agent `name` exists and `principal`'s role may run it.
     pub fn check_agent(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
+        // The agents named back are the ones this principal may use: the others' names are not theirs to learn.
+        let yours = || {
+            self.agent_names()
+                .filter(|n| self.may_run(principal, n).is_ok())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if self.agent_def(name).is_none() {
             return Err(AppError::UnknownAgent {
                 name: name.to_owned(),
-                known: self.agent_names().collect::<Vec<_>>().join(", "),
+                known: yours(),
             });
         }
         self.may_run(principal, name)

@@ -308,8 +308,12 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
         ),
         Err(e) => return Err(e.into()),
     };
+    let mut person = None;
     let result = match checked {
-        Checked::Refused(refusal) => Err((refusal.message(), None)),
+        Checked::Refused(refusal) => {
+            person = Some(refusal.for_person());
+            Err((refusal.message(), None))
+        }
         Checked::Allowed(call) => run_tool(call).await,
         Checked::NeedsApproval(call, reason) => {
             let request = call.request(reason.clone());
@@ -373,14 +377,25 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
             print_output(format, &args.name, &output, &advice)
         }
         Err((message, diagnostic)) => {
-            let failed = json!({"ok": false, "content": message, "data": Value::Null});
+            let failed =
+                json!({"ok": false, "content": message, "data": Value::Null, "error": person});
             match format {
                 CallFormat::Json => say!("{}", serde_json::to_string_pretty(&failed)?),
                 CallFormat::Ndjson => say!("{failed}"),
-                CallFormat::Observation => say!("{message}"),
+                // The observation is what the command shows; a person reads the refusal in their own words.
+                CallFormat::Observation => {
+                    say!("{message}");
+                    if let Some(person) = &person {
+                        note!("{} {person}", style.error("error:"));
+                    }
+                }
                 // Standard output holds only rows in these formats.
                 CallFormat::Table | CallFormat::Csv | CallFormat::Tsv | CallFormat::Markdown => {
-                    note!("{} {message}", style.error("error:"));
+                    note!(
+                        "{} {}",
+                        style.error("error:"),
+                        person.as_deref().unwrap_or(&message)
+                    );
                 }
             }
             if let Some(d) = diagnostic {

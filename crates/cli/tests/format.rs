@@ -471,3 +471,56 @@ fn control_characters_in_values_are_shown_not_sent() {
     );
     assert!(printed.contains("\u{241b}[31mred"), "{printed:?}");
 }
+
+/// `tools call` shows the observation the model would get on standard output, and says the refusal to the
+/// person in their own words on standard error: no "ask the user" there.
+#[test]
+fn a_refused_call_is_said_to_the_person_in_their_words() {
+    let (_, db) = demo_in("format-person");
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--db",
+            &db,
+            "add_expense",
+            r#"{"description": "x", "tax_rate": "high"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (shown, said) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        shown.contains("Ask the user for them"),
+        "the model's words: {shown}"
+    );
+    assert!(
+        said.contains("error: the arguments of `add_expense` do not fit its parameters"),
+        "{said}"
+    );
+    assert!(said.contains("- missing: date"), "{said}");
+    assert!(!said.to_lowercase().contains("ask the user"), "{said}");
+    for format in ["table", "csv"] {
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "--db",
+                &db,
+                "-f",
+                format,
+                "add_expense",
+                r#"{"description": "x"}"#,
+            ],
+            &[],
+            "",
+        );
+        assert_eq!(text(&out.stdout), "", "{format}");
+        assert!(
+            !text(&out.stderr).to_lowercase().contains("ask the user"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -536,18 +536,31 @@ fn protocol_errors_over_stdio_get_the_specifications_codes_and_the_session_goes_
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    for line in lines {
+    let (first, last) = lines.split_at(lines.len() - 1);
+    for line in first {
         std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
     }
+    // A line that is not UTF-8 is a parse error too, and the session goes on.
+    std::io::Write::write_all(
+        &mut stdin,
+        b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\",\"p\":\"\xff\"}\n",
+    )
+    .unwrap();
+    std::io::Write::write_all(&mut stdin, format!("{}\n", last[0]).as_bytes()).unwrap();
     let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut answers = std::collections::HashMap::new();
+    let mut parse_errors = 0;
     for line in std::io::BufRead::lines(stdout) {
         let answer: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if answer["id"].is_null() {
+            parse_errors += 1;
+        }
         answers.insert(answer["id"].to_string(), answer);
-        if answers.len() == 6 {
+        if answers.contains_key("5") && parse_errors == 2 && answers.len() == 6 {
             break;
         }
     }
+    assert_eq!(parse_errors, 2, "{answers:?}");
     drop(stdin);
     let _ = child.wait();
     assert_eq!(answers["null"]["error"]["code"], -32700, "{answers:?}");

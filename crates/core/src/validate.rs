@@ -73,6 +73,36 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// The refusal as a person reads it (the observation speaks to a model: "ask the user for them"): what is
+    /// missing or wrong in the arguments of `tool`, field by field.
+    pub fn for_person(&self, tool: &str) -> String {
+        if self.violations.is_empty() {
+            return self.observation.clone();
+        }
+        let missing: Vec<&str> = self
+            .violations
+            .iter()
+            .filter(|v| v.kind == ViolationKind::Missing)
+            .map(|v| v.path.as_str())
+            .collect();
+        let mut out = format!("the arguments of `{tool}` do not fit its parameters:");
+        if !missing.is_empty() {
+            let _ = write!(out, "\n- missing: {}", missing.join(", "));
+        }
+        for v in self
+            .violations
+            .iter()
+            .filter(|v| v.kind != ViolationKind::Missing)
+        {
+            if v.path.is_empty() {
+                let _ = write!(out, "\n- {}", v.message);
+            } else {
+                let _ = write!(out, "\n- {}: {}", v.path, v.message);
+            }
+        }
+        out
+    }
+
     /// An unknown tool name; the observation lists the tools that exist.
     pub fn unknown_tool<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> Self {
         let names: Vec<&str> = available.into_iter().collect();

@@ -130,7 +130,8 @@ async fn ready(State(shared): State<Arc<Shared>>) -> Response {
         Ok(()) => axum::Json(json!({
             "status": "ready",
             "runs_in_flight": shared.in_flight.count(),
-            "model": shared.model_status(),
+            // Whether there is a model, not why not (the reason names config files): `/api/me` says that.
+            "model": {"configured": shared.no_model.is_none()},
         }))
         .into_response(),
         Err(fault) => (

@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 use crate::auth::Caller;
 use crate::state::{ApiError, Body, Settings, Shared};
 use crate::turns::{self, Home};
-use crate::wire::ServerEvent;
+use crate::wire::{RunOutcome, ServerEvent};
 
 /// `POST /v1/chat/completions` (the fields Steward reads; others are ignored).
 #[derive(Debug, Deserialize, ToSchema)]
@@ -227,7 +227,14 @@ pub(crate) async fn chat_completions(
     Extension(caller): Extension<Caller>,
     Body(request): Body<ChatRequest>,
 ) -> Response {
-    if !shared.app.agent_names().any(|name| name == request.model) {
+    // An agent the caller may not use is answered as one that does not exist (as OpenAI does): its name is not
+    // the caller's to confirm.
+    if !shared.app.agent_names().any(|name| name == request.model)
+        || shared
+            .app
+            .may_run(&caller.principal, &request.model)
+            .is_err()
+    {
         return no_such_model(&shared, &caller, &request.model);
     }
     match answer(shared, caller, request).await {
@@ -303,6 +310,11 @@ async fn answer(
         if text.is_empty() {
             text = "the run ended without an answer".to_owned();
         }
+        if pieces.model_failed {
+            return Err(ApiError::BadGateway(
+                "the agent's model did not answer; the server's log has the details".to_owned(),
+            ));
+        }
         return Ok(Json(json!({
             "id": id, "object": "chat.completion", "created": created, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -367,6 +379,14 @@ const EARLIER_ANSWERS: &str = "the earlier answers the client sent";
 fn final_text(event: &ServerEvent) -> Option<String> {
     match event {
         ServerEvent::Answer { content, .. } => Some(content.clone()),
+        // A failing model's message names its endpoint: that is for the server's log, not the client.
+        ServerEvent::Error {
+            outcome: RunOutcome::ModelFailed,
+            ..
+        } => Some(
+            "The run failed: the agent's model did not answer; the server's log has the details."
+                .to_owned(),
+        ),
         ServerEvent::Error { message, .. } => Some(format!("The run failed: {message}")),
         ServerEvent::Approval { approvals, .. } => {
             let calls: Vec<String> = approvals
@@ -396,6 +416,8 @@ struct Pieces {
     note: Option<String>,
     /// The top run's usage, once it came.
     usage: Option<Value>,
+    /// The top run ended because its model failed.
+    model_failed: bool,
 }
 
 impl Pieces {
@@ -405,6 +427,7 @@ impl Pieces {
             step_text: String::new(),
             note: None,
             usage: None,
+            model_failed: false,
         }
     }
 
@@ -420,6 +443,17 @@ impl Pieces {
         loop {
             let event = self.events.recv().await?;
             let top = event.parent_run_id().is_none();
+            if top
+                && matches!(
+                    event,
+                    ServerEvent::Error {
+                        outcome: RunOutcome::ModelFailed,
+                        ..
+                    }
+                )
+            {
+                self.model_failed = true;
+            }
             match &event {
                 ServerEvent::Step { .. } if top => self.step_text.clear(),
                 ServerEvent::Changes { change_set, .. } => self.note = Some(change_set.note()),

@@ -56,8 +56,9 @@ async fn missing_or_bad_credentials_are_401_and_a_role_without_permission_is_403
             Some(json!({"model": "helper", "messages": [{"role": "user", "content": "hi"}]})),
         )
         .await;
-    assert_eq!(status, 403, "{body}");
-    assert_eq!(body["error"]["type"], "permission_error");
+    // /v1 answers an agent the role may not use as OpenAI answers a model one may not use: 404.
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], "model_not_found");
 
     // Runs and the audit trail are for administrators.
     assert_eq!(s.json("GET", "/api/runs", Some(ADA), None).await.0, 403);
@@ -347,6 +348,24 @@ async fn the_openai_facade_lists_agents_as_models_and_answers_streaming_or_not()
         .await;
     assert_eq!(status, 404);
     assert_eq!(body["error"]["code"], "model_not_found", "{body}");
+    // An agent that exists but the caller's role may not use is answered the same way: its name is not confirmed.
+    let (status, hidden) = s
+        .json(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(json!({"model": "helper", "messages": [{"role": "user", "content": "x"}]})),
+        )
+        .await;
+    assert_eq!(status, 404, "{hidden}");
+    assert_eq!(hidden["error"]["code"], "model_not_found", "{hidden}");
+    assert!(
+        !hidden["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("may not use"),
+        "{hidden}"
+    );
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("`nobody` does not exist")

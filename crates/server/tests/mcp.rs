@@ -318,6 +318,26 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
         assert_eq!(answer["error"]["code"], -32602, "{body}: {answer}");
         assert_eq!(answer["id"], 5, "{body}: {answer}");
     }
+    // A body over the limit is refused before it is read further (it once took a gigabyte to parse).
+    let big = format!("[{}0]", "0,".repeat(1024 * 1024));
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    let refused = response.text().await.unwrap();
+    let refused: Value = serde_json::from_str(&refused).unwrap_or_else(|_| panic!("{refused}"));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than this server takes"),
+        "{refused}"
+    );
     let (_, answer) = post(r#"{"jsonrpc":"2.0","id":6,"method":"nope/nope","params":{}}"#).await;
     assert_eq!(answer["error"]["code"], -32601, "{answer}");
     assert!(

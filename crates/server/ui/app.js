@@ -286,6 +286,14 @@ const SVG_ATTRS = new Set(['x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'r', 'r
   'stroke-width', 'stroke-linejoin', 'stroke-linecap', 'd', 'transform', 'text-anchor', 'dy', 'font-size', 'font-weight',
   'font-family', 'class', 'role']);
 
+/** Whether an attribute's value is one the server's charts use: colours are `#hex` or a name, the rest numbers,
+ *  path data, rotations, names; nothing that could name a URL, even through CSS escapes. */
+function safeValue(name, value) {
+  if (/[\\&<>]|url|javascript|data:|expression/i.test(value)) return false;
+  if (name === 'fill' || name === 'stroke') return /^(#[0-9a-f]{3,8}|none|[a-z]+)$/i.test(value);
+  return true;
+}
+
 /** The server's SVG rebuilt element by element from a short list of drawing elements and attributes (no script,
  *  no link, no style, no event handler can come through), so that it lives in the page: its marks show their
  *  values on hover and on focus. */
@@ -297,7 +305,7 @@ function svgFrom(text) {
     if (node.nodeType === Node.TEXT_NODE) return document.createTextNode(node.nodeValue);
     if (node.nodeType !== Node.ELEMENT_NODE || node.namespaceURI !== SVG_NS || !SVG_TAGS.has(node.localName)) return null;
     const out = document.createElementNS(SVG_NS, node.localName);
-    for (const a of node.attributes) if (SVG_ATTRS.has(a.name) && !/url\(|javascript:|data:/i.test(a.value)) out.setAttribute(a.name, a.value);
+    for (const a of node.attributes) if (SVG_ATTRS.has(a.name) && safeValue(a.name, a.value)) out.setAttribute(a.name, a.value);
     for (const child of node.childNodes) { const c = copy(child); if (c) out.append(c); }
     return out;
   };

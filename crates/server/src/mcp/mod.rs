@@ -222,9 +222,10 @@ impl McpServer {
     where
         S: Clone + Send + Sync + 'static,
     {
+        let limit = options.max_body_bytes;
         axum::Router::new()
             .nest_service(path, self.http_service(options))
-            .layer(axum::middleware::from_fn(protocol::http))
+            .layer(axum::middleware::from_fn_with_state(limit, protocol::http))
     }
 
     /// Who makes the request: the HTTP request's [`Caller`], else the fallback principal.

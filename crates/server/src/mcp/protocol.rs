@@ -12,7 +12,9 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader,
+};
 use tokio::sync::mpsc;
 
 /// JSON-RPC's parse error.
@@ -100,21 +102,26 @@ pub(crate) fn polish(response: &mut Value) {
     }
 }
 
-/// [`screen`] and [`polish`] for MCP over HTTP: a layer around `/mcp` (see `McpServer::http_router`).
-pub(crate) async fn http(request: Request, next: Next) -> Response {
+/// [`screen`] and [`polish`] for MCP over HTTP: a layer around `/mcp` (see `McpServer::http_router`); a body
+/// over `limit` bytes is refused before it is read further (413), whatever its content.
+pub(crate) async fn http(
+    axum::extract::State(limit): axum::extract::State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    // The transport enforces its own body limit afterwards; a body past this one is its to refuse.
-    let bytes = match axum::body::to_bytes(body, MAX_SCREENED).await {
+    let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the MCP message is too large",
-            )
-                .into_response();
+            let answer = error(
+                Value::Null,
+                PARSE_ERROR,
+                format!("the MCP message is larger than this server takes ({limit} bytes)"),
+            );
+            return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(answer)).into_response();
         }
     };
     if let Some(answer) = screen(&bytes) {
@@ -155,8 +162,48 @@ pub(crate) async fn http(request: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(body))
 }
 
-/// The most of a message or answer the HTTP layer reads (the server's own body limit is lower).
+/// The most of an answer the HTTP layer reads to mend it.
 const MAX_SCREENED: usize = 64 * 1024 * 1024;
+
+/// The longest message read from standard input (rmcp's own limit): a longer line is answered with a parse
+/// error and skipped, not held.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The next line of `input` without its newline: `Ok(None)` at the end, `Err(())` for a line over
+/// [`MAX_LINE`] (read to its end and dropped).
+async fn next_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+) -> std::io::Result<Option<Result<Vec<u8>, ()>>> {
+    let mut line = Vec::new();
+    let mut over = false;
+    loop {
+        let chunk = input.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok((!line.is_empty() || over).then_some(if over { Err(()) } else { Ok(line) }));
+        }
+        let (taken, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !over {
+            line.extend_from_slice(&chunk[..taken]);
+            if line.len() > MAX_LINE + 1 {
+                over = true;
+                line = Vec::new();
+            }
+        }
+        input.consume(taken);
+        if done {
+            if over {
+                return Ok(Some(Err(())));
+            }
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            return Ok(Some(Ok(line)));
+        }
+    }
+}
 
 /// [`screen`] and [`polish`] for MCP over stdio: `input` and `output` are the process's standard input and
 /// output; returns the pair rmcp speaks on. One line is one message each way.
@@ -175,12 +222,27 @@ where
     let (from_rmcp, rmcp_writes) = tokio::io::duplex(1 << 16);
     let (answers, mut own) = mpsc::unbounded_channel::<Value>();
     tokio::spawn(async move {
-        let mut lines = BufReader::new(input).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
+        let mut input = BufReader::new(input);
+        // Bytes, not text: a line that is not UTF-8 gets a parse error, and the session goes on.
+        while let Ok(Some(read)) = next_line(&mut input).await {
+            let line = match read {
+                Ok(line) => line,
+                Err(()) => {
+                    let answer = error(
+                        Value::Null,
+                        PARSE_ERROR,
+                        format!("Parse error: the message is longer than {MAX_LINE} bytes"),
+                    );
+                    if answers.send(answer).is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match screen(line.as_bytes()) {
+            match screen(&line) {
                 Some(answer) => {
                     if answers.send(answer).is_err() {
                         break;
@@ -188,7 +250,7 @@ where
                 }
                 None => {
                     let sent = async {
-                        to_rmcp.write_all(line.as_bytes()).await?;
+                        to_rmcp.write_all(&line).await?;
                         to_rmcp.write_all(b"\n").await?;
                         to_rmcp.flush().await
                     };
