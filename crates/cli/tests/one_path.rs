@@ -254,7 +254,12 @@ async fn every_surface_takes_the_same_governed_path() {
         json!({"model": "analyst", "messages": [{"role": "user", "content": "How many?"}]}),
     )
     .await;
-    assert_eq!(status, 403, "{body}");
+    // Refused as OpenAI refuses a model one may not use: not found, the caller's own models named.
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body.contains("model_not_found") && body.contains("Models you may use: expenses"),
+        "{body}"
+    );
     let (status, body) = post(
         &server.base,
         "/v1/chat/completions",
