@@ -368,28 +368,22 @@ impl Database {
     pub async fn prepares(&self, sql: &str, write: bool) -> Result<(), SqlError> {
         use sqlx::{Executor as _, SqlSafeStr as _};
         let text = sqlx::AssertSqlSafe(sql.to_owned()).into_sql_str();
+        // One connection of the pool, asked to prepare (each engine's pool is its own type).
+        macro_rules! prepare {
+            ($read:expr, $write:expr) => {
+                if write { $write } else { $read }
+                    .acquire()
+                    .await
+                    .map_err(crate::execute::errors::db_error)?
+                    .prepare(text)
+                    .await
+                    .map(drop)
+            };
+        }
         let prepared = match &self.pools {
-            Pools::Sqlite { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
-            Pools::Postgres { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
-            Pools::Mysql { read, write: w } => if write { w } else { read }
-                .acquire()
-                .await
-                .map_err(crate::execute::errors::db_error)?
-                .prepare(text)
-                .await
-                .map(drop),
+            Pools::Sqlite { read, write: w } => prepare!(read, w),
+            Pools::Postgres { read, write: w } => prepare!(read, w),
+            Pools::Mysql { read, write: w } => prepare!(read, w),
         };
         prepared.map_err(crate::execute::errors::db_error)
     }
