@@ -19,6 +19,8 @@ use tokio::sync::mpsc;
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's invalid request.
+const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC's invalid params.
 const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC's method not found.
@@ -40,6 +42,21 @@ pub(crate) fn screen(message: &[u8]) -> Option<Value> {
             ));
         }
     };
+    // JSON-RPC batches left MCP with the 2025-06-18 revision; rmcp answers them with a bare HTTP 415.
+    if value.is_array() {
+        return Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: send one JSON-RPC message at a time (MCP takes no batches)".to_owned(),
+        ));
+    }
+    if !value.is_object() {
+        return Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: a JSON-RPC message is an object, not {}", kind(&value)),
+        ));
+    }
     let id = value.get("id")?.clone();
     if value.get("method").and_then(Value::as_str) != Some("tools/call") {
         return None;
@@ -125,7 +142,7 @@ pub(crate) async fn http(
         }
     };
     if let Some(answer) = screen(&bytes) {
-        let status = if answer["error"]["code"] == PARSE_ERROR {
+        let status = if answer["error"]["code"] == PARSE_ERROR || answer["id"].is_null() {
             StatusCode::BAD_REQUEST
         } else {
             StatusCode::OK
@@ -320,6 +337,10 @@ mod tests {
                 json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": params});
             let answer = screen(message.to_string().as_bytes()).unwrap();
             assert_eq!(answer["error"]["code"], INVALID_PARAMS, "{answer}");
+        }
+        for odd in [json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]), json!([]), json!("x"), json!(3)] {
+            let answer = screen(odd.to_string().as_bytes()).unwrap();
+            assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{odd}: {answer}");
         }
         let no_params = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"});
         assert_eq!(
