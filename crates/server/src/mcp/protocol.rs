@@ -47,14 +47,18 @@ pub(crate) fn screen(message: &[u8]) -> Option<Value> {
         return Some(error(
             Value::Null,
             INVALID_REQUEST,
-            "Invalid Request: send one JSON-RPC message at a time (MCP takes no batches)".to_owned(),
+            "Invalid Request: send one JSON-RPC message at a time (MCP takes no batches)"
+                .to_owned(),
         ));
     }
     if !value.is_object() {
         return Some(error(
             Value::Null,
             INVALID_REQUEST,
-            format!("Invalid Request: a JSON-RPC message is an object, not {}", kind(&value)),
+            format!(
+                "Invalid Request: a JSON-RPC message is an object, not {}",
+                kind(&value)
+            ),
         ));
     }
     let id = value.get("id")?.clone();
@@ -338,7 +342,12 @@ mod tests {
             let answer = screen(message.to_string().as_bytes()).unwrap();
             assert_eq!(answer["error"]["code"], INVALID_PARAMS, "{answer}");
         }
-        for odd in [json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]), json!([]), json!("x"), json!(3)] {
+        for odd in [
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]),
+            json!([]),
+            json!("x"),
+            json!(3),
+        ] {
             let answer = screen(odd.to_string().as_bytes()).unwrap();
             assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{odd}: {answer}");
         }
