@@ -89,7 +89,7 @@ fn same_database(a: &str, b: &str) -> bool {
 
 /// What names a database whatever the spelling of its URL (scheme and path or authority, case, a password and
 /// a trailing `/` aside; SQLite paths made absolute): two URLs with one identity open the same database.
-pub(crate) fn database_identity(url: &str) -> String {
+pub fn database_identity(url: &str) -> String {
     let norm = |url: &str| {
         let url = steward_core::redact_url(url);
         let url = url.trim().trim_end_matches('/');

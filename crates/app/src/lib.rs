@@ -37,6 +37,7 @@ pub mod changes;
 mod checks;
 pub mod config;
 mod declared;
+pub use declared::database_identity;
 pub mod direct;
 pub mod error;
 pub mod models;

@@ -168,6 +168,7 @@ impl App {
                 let mut recording = Recording::for_principal(principal);
                 recording.model = Some(model.name().to_owned());
                 recording.surface = Some(options.surface.as_str().to_owned());
+                recording.database = self.database_identity();
                 if let Some(prices) = options.prices {
                     recording = recording.priced(prices);
                 }

@@ -157,6 +157,10 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "AGENT")]
     agent: Option<String>,
 
+    /// Only the runs on this database: a URL, a file, or a name from the config's `databases`.
+    #[arg(long, value_name = "DB")]
+    db: Option<String>,
+
     /// Only the runs with this outcome: answered, incomplete (running or waiting for approval), died,
     /// max_steps, token_budget, time_limit, model_failed, cancelled, interrupted.
     #[arg(long, value_name = "OUTCOME")]
@@ -301,8 +305,17 @@ async fn resume(args: ResumeArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 
 async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let store = open(config, &args.store).await?;
-    let filter =
+    let mut filter =
         steward_app::store::RunFilter::new(args.agent.clone(), args.status.clone(), args.since);
+    if let Some(db) = &args.db {
+        let loaded = config.load()?;
+        let url = loaded
+            .databases
+            .get(db)
+            .cloned()
+            .unwrap_or_else(|| db.clone());
+        filter = filter.on_database(steward_app::database_identity(&url));
+    }
     let runs = store.list_where(&filter, args.limit, args.offset).await;
     store.close().await;
     let runs = runs?;
@@ -318,7 +331,7 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
             )
         } else {
             format!(
-                "(no run in {} matches --agent, --status and --since as given)",
+                "(no run in {} matches --agent, --db, --status and --since as given)",
                 store.url()
             )
         };

@@ -276,6 +276,7 @@ async fn a_store_that_cannot_be_opened() {
 #[tokio::test]
 async fn runs_list_filters_by_agent_outcome_and_time() {
     let (_, db) = demo_in("runs-filters");
+    let (_, other) = demo_in("runs-filters-other");
     let sqlite = format!(
         "sqlite://{}/store.sqlite",
         scratch_dir("runs-filters-store")
@@ -321,6 +322,48 @@ async fn runs_list_filters_by_agent_outcome_and_time() {
                 .iter()
                 .map(|r| r["input"].as_str().unwrap().to_owned())
                 .collect::<Vec<_>>()
+        };
+        let out = steward(
+            &[
+                "ask",
+                "--db",
+                &other,
+                "--store",
+                store,
+                "-a",
+                "analyst",
+                "Elsewhere?",
+            ],
+            &env,
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(listed(&["--db", &other]), ["Elsewhere?"], "{store}");
+        assert_eq!(
+            listed(&["--db", &format!("sqlite://{db}")]).len(),
+            2,
+            "{store}"
+        );
+        assert!(listed(&["--db", "/nowhere.sqlite"]).is_empty(), "{store}");
+        let out = steward(
+            &[
+                "runs", "list", "--json", "--store", store, "--agent", "analyst", "--db", &db,
+            ],
+            &[],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let out = steward(
+            &["runs", "list", "--store", store, "--since", "1h"],
+            &[],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0));
+        // The rest below counts the two runs on `db`.
+        let listed = |filters: &[&str]| {
+            let mut with_db = vec!["--db", db.as_str()];
+            with_db.extend_from_slice(filters);
+            listed(&with_db)
         };
         assert_eq!(listed(&[]).len(), 2, "{store}");
         assert_eq!(

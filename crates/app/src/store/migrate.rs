@@ -90,6 +90,12 @@ const STEPS: &[Step] = &[
         sqlite: include_str!("migrations/sqlite_0010_applied_calls.sql"),
         postgres: include_str!("migrations/postgres_0010_applied_calls.sql"),
     },
+    Step {
+        version: 11,
+        description: "run_database",
+        sqlite: include_str!("migrations/sqlite_0011_run_database.sql"),
+        postgres: include_str!("migrations/postgres_0011_run_database.sql"),
+    },
 ];
 
 /// The step whose data part runs in Rust after it.

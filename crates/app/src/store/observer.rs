@@ -38,6 +38,8 @@ pub struct Recording {
     pub role: Option<String>,
     /// Where the runs come from (`cli`, `api`, `v1`, `mcp`, `eval`), in the audit trail.
     pub surface: Option<String>,
+    /// The database the runs use, as its identity (no password; a SQLite path made absolute).
+    pub database: Option<String>,
     /// How model calls are priced (`None`: costs are unknown).
     pub cost: Option<CostFn>,
 }

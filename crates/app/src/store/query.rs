@@ -18,6 +18,7 @@ const LIST: &str = "WITH page AS (
       AND agent = COALESCE($3, agent)
       AND COALESCE(outcome, 'incomplete') = COALESCE($4, outcome, 'incomplete')
       AND started_at >= COALESCE($5, started_at)
+      AND COALESCE(database, '') = COALESCE($6, database, '')
     ORDER BY started_at DESC, id DESC
     LIMIT $1 OFFSET $2
 )
@@ -48,6 +49,8 @@ pub struct RunFilter {
     pub outcome: Option<String>,
     /// Only runs started at or after this time.
     pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only runs on this database (its identity: see [`crate::database_identity`]).
+    pub database: Option<String>,
 }
 
 impl RunFilter {
@@ -61,7 +64,14 @@ impl RunFilter {
             agent,
             outcome,
             since,
+            database: None,
         }
+    }
+
+    /// The same filter, only runs on the database `identity` too.
+    pub fn on_database(mut self, identity: String) -> Self {
+        self.database = Some(identity);
+        self
     }
 }
 
@@ -89,6 +99,7 @@ impl RunStore {
                     Arg::Text(filter.agent.clone()),
                     Arg::Text(filter.outcome.clone()),
                     Arg::Time(filter.since),
+                    Arg::Text(filter.database.clone()),
                 ],
             )
             .await?;

@@ -79,6 +79,7 @@ struct Writer {
     principal: Option<String>,
     role: Option<String>,
     surface: Option<String>,
+    database: Option<String>,
     cost: Option<CostFn>,
 }
 
@@ -220,6 +221,7 @@ pub(crate) async fn run(
         principal: recording.principal,
         role: recording.role,
         surface: recording.surface,
+        database: recording.database,
         cost: recording.cost,
     };
     let mut queue = Queue {
@@ -648,7 +650,7 @@ impl Writer {
         };
         tx.execute(
             "INSERT INTO runs (id, parent_id, root_id, agent, input, started_at, last_event_at, model, principal, \
-             role, cost_usd, owner) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11) \
+             role, cost_usd, owner, database) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12) \
              ON CONFLICT (id) DO NOTHING",
             vec![
                 Arg::from(run_id),
@@ -662,6 +664,7 @@ impl Writer {
                 Arg::Text(role.clone()),
                 Arg::from(self.priced().then_some(0.0)),
                 Arg::from(owner::this_process()),
+                Arg::Text(self.database.clone()),
             ],
         )
         .await?;
