@@ -420,3 +420,35 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
         text(&out.stderr)
     );
 }
+
+/// A role's column list of the wrong shape names the table and says what the entry may be (not serde's "did
+/// not match any variant of untagged enum").
+#[test]
+fn a_role_column_list_of_the_wrong_shape_says_what_it_may_be() {
+    let (dir, db) = demo_in("columns-shape");
+    for (entry, said) in [
+        (
+            "{name: true}",
+            "expected \"*\" (every column) or a list of column names",
+        ),
+        ("[name, {city: 1}]", "each column in the list is a name"),
+        (
+            "7",
+            "expected \"*\" (every column) or a list of column names",
+        ),
+        ("name", "write \"*\" for every column, or a list of columns"),
+    ] {
+        let config = format!("{dir}/steward.yaml");
+        std::fs::write(
+            &config,
+            format!("databases:\n  shop: sqlite://{db}\nroles:\n  viewer:\n    sql:\n      read:\n        customers: {entry}\n"),
+        )
+        .unwrap();
+        let out = steward(&["config", "check", "--config", &config], &[], "");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{entry}: {stderr}");
+        assert!(stderr.contains(said), "{entry}: {stderr}");
+        assert!(stderr.contains("customers"), "{entry}: {stderr}");
+        assert!(!stderr.contains("untagged"), "{entry}: {stderr}");
+    }
+}

@@ -122,13 +122,48 @@ impl SqlRules {
 }
 
 /// The columns of a table a role may use.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Columns {
     /// `"*"`: every column.
     All(String),
     /// These columns.
     Some(Vec<String>),
+}
+
+/// Read by hand, so that a wrong shape says what the entry may be (serde's untagged enums say only "did not
+/// match any variant").
+impl<'de> Deserialize<'de> for Columns {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Shape;
+        impl<'de> serde::de::Visitor<'de> for Shape {
+            type Value = Columns;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"*\" (every column) or a list of column names, such as [id, name]")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Columns, E> {
+                Ok(Columns::All(text.to_owned()))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Columns, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>().map_err(|_| {
+                    serde::de::Error::custom(
+                        "each column in the list is a name (text), such as [id, name]",
+                    )
+                })? {
+                    names.push(name);
+                }
+                Ok(Columns::Some(names))
+            }
+        }
+        deserializer.deserialize_any(Shape)
+    }
 }
 
 /// A local identity for the CLI: its role and attributes (`customer_id`, `department`, …).
