@@ -310,6 +310,12 @@ impl App {
         self.agents.keys().map(String::as_str)
     }
 
+    /// The agents `principal` may run, by name.
+    pub fn agents_for<'a>(&'a self, principal: &'a Principal) -> impl Iterator<Item = &'a str> {
+        self.agent_names()
+            .filter(move |name| self.may_run(principal, name).is_ok())
+    }
+
     /// An agent's definition.
     pub fn agent_def(&self, name: &str) -> Option<&AgentDef> {
         self.agents.get(name)

@@ -116,12 +116,7 @@ impl App {
     /// Checks that the agent `name` exists and `principal`'s role may run it.
     pub fn check_agent(&self, principal: &Principal, name: &str) -> Result<(), AppError> {
         // The agents named back are the ones this principal may use: the others' names are not theirs to learn.
-        let yours = || {
-            self.agent_names()
-                .filter(|n| self.may_run(principal, n).is_ok())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let yours = || self.agents_for(principal).collect::<Vec<_>>().join(", ");
         if self.agent_def(name).is_none() {
             return Err(AppError::UnknownAgent {
                 name: name.to_owned(),

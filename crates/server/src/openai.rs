@@ -100,10 +100,7 @@ fn openai_error(e: ApiError) -> Response {
 /// models the caller may use.
 fn no_such_model(shared: &Shared, caller: &Caller, model: &str) -> Response {
     let app = &shared.app;
-    let yours: Vec<&str> = app
-        .agent_names()
-        .filter(|name| app.may_run(&caller.principal, name).is_ok())
-        .collect();
+    let yours: Vec<&str> = app.agents_for(&caller.principal).collect();
     let message = format!(
         "The model `{model}` does not exist or you do not have access to it. Models you may use: {} \
          (GET /v1/models lists them).",
@@ -193,8 +190,7 @@ pub(crate) async fn models(
 ) -> Json<Value> {
     let app = &shared.app;
     let data: Vec<Value> = app
-        .agent_names()
-        .filter(|name| app.may_run(&caller.principal, name).is_ok())
+        .agents_for(&caller.principal)
         .map(|name| model_object(name, shared.started))
         .collect();
     Json(json!({"object": "list", "data": data}))

@@ -113,8 +113,7 @@ pub(crate) async fn me(
 ) -> Json<Value> {
     let app = &shared.app;
     let agents: Vec<Value> = app
-        .agent_names()
-        .filter(|name| app.may_run(&caller.principal, name).is_ok())
+        .agents_for(&caller.principal)
         .map(|name| {
             let def = app.agent_def(name);
             json!({"name": name,
