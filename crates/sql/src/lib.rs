@@ -25,6 +25,7 @@ mod dialect;
 mod enrich;
 mod error;
 mod guard;
+mod knowledge;
 mod query;
 // The driver half: servers through sqlx. It may use the pure half.
 mod connect;
@@ -56,6 +57,10 @@ pub use guard::{
     WriteKind,
 };
 pub use introspect::IntrospectOptions;
+pub use knowledge::{
+    EXAMPLES_SHOWN, Example, ExampleIndex, GlossaryEntry, Knowledge, KnowledgeCheck, Metric,
+    TableNote, knowledge_context,
+};
 pub use privileges::Privileges;
 pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text};
 /// A URL with its password and secret query parameters replaced by `***` (Steward's one redaction, from

@@ -22,6 +22,15 @@ pub struct SchemaContext {
     pub tokens: usize,
     /// The text.
     pub text: String,
+    /// The glossary terms it explains (see `knowledge_context`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub glossary: Vec<String>,
+    /// The metrics it defines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
+    /// The questions of the verified examples it shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
 }
 
 mod rank;
@@ -194,6 +203,9 @@ impl<'a> ContextIndex<'a> {
                 .collect(),
             tokens,
             text,
+            glossary: Vec::new(),
+            metrics: Vec::new(),
+            examples: Vec::new(),
         }
     }
 }

@@ -1,0 +1,275 @@
+use super::*;
+use crate::catalog::{Column, ForeignKey, Table, TableKind};
+use crate::dialect::Dialect;
+use crate::guard::GuardPolicy;
+
+fn col(name: &str) -> Column {
+    Column {
+        name: name.into(),
+        data_type: "TEXT".into(),
+        nullable: true,
+        default: None,
+        comment: None,
+        samples: Default::default(),
+    }
+}
+
+fn table(name: &str, columns: &[&str], fks: &[(&str, &str, &str)]) -> Table {
+    Table {
+        name: name.into(),
+        kind: TableKind::Table,
+        comment: None,
+        primary_key: vec![columns[0].to_owned()],
+        columns: columns.iter().map(|c| col(c)).collect(),
+        foreign_keys: fks
+            .iter()
+            .map(|(c, t, r)| ForeignKey {
+                columns: vec![(*c).into()],
+                table: (*t).into(),
+                referenced: vec![(*r).into()],
+            })
+            .collect(),
+        rows: Some(10),
+    }
+}
+
+fn shop() -> Catalog {
+    Catalog::new(
+        Dialect::Sqlite,
+        vec![
+            table("customers", &["customer_id", "full_name", "country"], &[]),
+            table(
+                "orders",
+                &["order_id", "customer_id", "total", "status", "ordered_at"],
+                &[("customer_id", "customers", "customer_id")],
+            ),
+            table("salaries", &["employee_id", "amount"], &[]),
+            table("products", &["product_id", "title"], &[]),
+        ],
+    )
+}
+
+fn knowledge() -> Knowledge {
+    serde_yaml::from_str(
+        r#"
+tables:
+  orders:
+    description: One row per order a customer placed.
+    columns:
+      total: The order's amount in euros, taxes included.
+glossary:
+  - term: active customer
+    meaning: a customer who ordered in the last 90 days
+    synonyms: [regular]
+    sql: "customers.customer_id IN (SELECT customer_id FROM orders WHERE ordered_at >= date('now', '-90 days'))"
+  - term: payroll
+    meaning: what employees are paid
+    sql: "SUM(salaries.amount)"
+metrics:
+  revenue:
+    sql: SUM(orders.total)
+    where: orders.status = 'shipped'
+    dimensions: [orders.ordered_at, customers.country]
+    synonyms: [sales]
+examples:
+  - question: How many orders were shipped to France?
+    sql: SELECT COUNT(*) FROM orders JOIN customers USING (customer_id) WHERE country = 'France' AND status = 'shipped'
+  - question: What is the total salary paid?
+    sql: SELECT SUM(amount) FROM salaries
+"#,
+    )
+    .unwrap_or_default()
+}
+
+#[test]
+fn descriptions_become_comments() {
+    let annotated = knowledge().annotate(&shop());
+    let orders = annotated.table("orders").map(|t| {
+        (
+            t.comment.clone(),
+            t.column("total").and_then(|c| c.comment.clone()),
+        )
+    });
+    assert_eq!(
+        orders,
+        Some((
+            Some("One row per order a customer placed.".to_owned()),
+            Some("The order's amount in euros, taxes included.".into())
+        ))
+    );
+}
+
+#[test]
+fn every_fragment_is_checked_as_a_statement_over_its_tables() {
+    let guard = Guard::new(Dialect::Sqlite);
+    let checks = knowledge().checks(&guard, &shop());
+    let problems: Vec<_> = checks.iter().filter(|c| c.problem.is_some()).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    let revenue = checks
+        .iter()
+        .find(|c| c.path == ["metrics", "revenue", "sql"])
+        .map(|c| c.sql.as_str());
+    assert_eq!(
+        revenue,
+        Some("SELECT SUM(orders.total) FROM orders WHERE orders.status = 'shipped'")
+    );
+    assert!(checks.iter().any(|c| c.path == ["examples", "1", "sql"]));
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.path == ["metrics", "revenue", "dimensions", "1"]
+                && c.sql == "SELECT customers.country FROM customers")
+    );
+}
+
+#[test]
+fn wrong_fragments_say_what_is_wrong() {
+    let guard = Guard::new(Dialect::Sqlite);
+    let mut k = knowledge();
+    k.examples.push(Example {
+        question: "drop it".into(),
+        sql: "DELETE FROM orders".into(),
+    });
+    k.examples.push(Example {
+        question: "two".into(),
+        sql: "SELECT 1; SELECT 2".into(),
+    });
+    k.metrics.insert(
+        "margin".into(),
+        Metric {
+            sql: "SUM(total)".into(),
+            ..Metric::default()
+        },
+    );
+    k.tables.insert("ghosts".into(), TableNote::default());
+    k.tables
+        .entry("orders".into())
+        .or_default()
+        .columns
+        .insert("colour".into(), "?".into());
+    let checks = k.checks(&guard, &shop());
+    let problem = |path: &[&str]| {
+        checks
+            .iter()
+            .find(|c| c.path == path)
+            .and_then(|c| c.problem.clone())
+            .unwrap_or_default()
+    };
+    assert!(problem(&["examples", "2", "sql"]).contains("guard refuses"));
+    assert!(problem(&["examples", "3", "sql"]).contains("guard refuses"));
+    assert!(problem(&["metrics", "margin", "sql"]).contains("names no table"));
+    assert!(problem(&["tables", "ghosts"]).contains("no table `ghosts`"));
+    assert!(problem(&["tables", "orders", "columns", "colour"]).contains("no column `colour`"));
+}
+
+#[test]
+fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() {
+    let guard = Guard::new(Dialect::Sqlite);
+    let k = knowledge();
+    let catalog = k.annotate(&shop());
+    let context = knowledge_context(
+        &catalog,
+        &k,
+        &[],
+        Some("revenue from active customers in France last month"),
+        2000,
+        &guard,
+    );
+    assert_eq!(context.metrics, ["revenue"]);
+    assert_eq!(context.glossary, ["active customer"]);
+    assert_eq!(
+        context.examples,
+        ["How many orders were shipped to France?"]
+    );
+    assert!(
+        context
+            .text
+            .contains("-- revenue = SUM(orders.total) WHERE orders.status = 'shipped'")
+    );
+    assert!(
+        context
+            .text
+            .contains("-- Q: How many orders were shipped to France?\nSELECT COUNT(*)")
+    );
+    assert!(context.tables.iter().any(|t| t == "orders"));
+    assert!(context.tokens <= 2000);
+    // A synonym selects its entry as the term does.
+    let by_synonym = knowledge_context(
+        &catalog,
+        &k,
+        &[],
+        Some("sales by regular buyers"),
+        2000,
+        &guard,
+    );
+    assert_eq!(by_synonym.metrics, ["revenue"]);
+    assert_eq!(by_synonym.glossary, ["active customer"]);
+    // Nothing unrelated.
+    let unrelated = knowledge_context(&catalog, &k, &[], Some("list the products"), 2000, &guard);
+    assert!(unrelated.metrics.is_empty() && unrelated.glossary.is_empty());
+}
+
+#[test]
+fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
+    let k = knowledge();
+    let catalog = k.annotate(&shop());
+    // The catalog as the reader sees it (the caller's `visible_to`), and its guard.
+    let mut visible = catalog.clone();
+    visible.tables.retain(|t| t.name != "salaries");
+    let guard = Guard::new(Dialect::Sqlite).with_policy(GuardPolicy {
+        tables: Some(vec!["orders".into(), "customers".into(), "products".into()]),
+        columns: None,
+    });
+    let context = knowledge_context(
+        &visible,
+        &k,
+        &[],
+        Some("total salary paid: payroll"),
+        2000,
+        &guard,
+    );
+    assert!(context.examples.is_empty(), "{:?}", context.examples);
+    assert!(context.glossary.is_empty(), "{:?}", context.glossary);
+    assert!(!context.text.contains("salaries"));
+    let everyone = knowledge_context(
+        &catalog,
+        &k,
+        &[],
+        Some("total salary paid: payroll"),
+        2000,
+        &Guard::new(Dialect::Sqlite),
+    );
+    assert_eq!(everyone.examples, ["What is the total salary paid?"]);
+    assert_eq!(everyone.glossary, ["payroll"]);
+}
+
+#[test]
+fn the_knowledge_stays_within_its_share_of_a_small_budget() {
+    let guard = Guard::new(Dialect::Sqlite);
+    let k = knowledge();
+    let context = knowledge_context(&shop(), &k, &[], None, 60, &guard);
+    assert!(context.tokens <= 60, "{}", context.tokens);
+}
+
+#[test]
+fn examples_rank_by_rare_shared_words_then_tables() {
+    let pool = vec![
+        Example {
+            question: "How many singers are there?".into(),
+            sql: "SELECT count(*) FROM singer".into(),
+        },
+        Example {
+            question: "How many concerts are there?".into(),
+            sql: "SELECT count(*) FROM concert".into(),
+        },
+        Example {
+            question: "Name the singers born in France".into(),
+            sql: "SELECT name FROM singer WHERE country = 'France'".into(),
+        },
+    ];
+    let guard = Guard::new(Dialect::Sqlite);
+    let index = ExampleIndex::new(&pool, &guard);
+    let ranked = index.ranked("How many singers do we have?", &["singer"]);
+    assert_eq!(ranked.first().map(|r| r.0), Some(0));
+    assert!(index.ranked("weather tomorrow", &[]).is_empty());
+}
