@@ -1,7 +1,6 @@
 //! The composition root: [`App::build`] opens the databases, fills the tool registry and reads the agent
 //! definitions once; commands then build runnable agents and tools from it, run after run.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -99,7 +98,7 @@ pub struct App {
     business: Option<Business>,
     databases: BTreeMap<String, Arc<Database>>,
     domain: Option<Domain>,
-    kit: Option<Arc<SqlToolkit>>,
+    pub(crate) kit: Option<Arc<SqlToolkit>>,
     clock: Clock,
     /// The config's tools that write.
     declared_writes: BTreeSet<String>,
@@ -137,7 +136,12 @@ impl App {
         let access = crate::roles::access_fn(&config.roles);
         let (domain, kit) = match &business {
             Some(b) => {
-                let kit = SqlToolkit::with_access(b.db.clone(), access.clone()).await?;
+                let kit = SqlToolkit::with_knowledge(
+                    b.db.clone(),
+                    access.clone(),
+                    config.knowledge.clone(),
+                )
+                .await?;
                 let domain = if b.demo_schema {
                     Some(
                         Domain::open_with_access(
@@ -249,6 +253,22 @@ impl App {
         if let Some(telemetry) = &self.telemetry {
             telemetry.flush(std::time::Duration::from_secs(2)).await;
         }
+    }
+
+    /// The schema context the analyst answering `question` for `principal` gets, within `budget` tokens (the
+    /// tables it may see with the knowledge the question needs); `None` without a business database. An error
+    /// when the principal's access cannot be worked out (it then sees nothing).
+    pub fn schema_context_for(
+        &self,
+        principal: &Principal,
+        question: Option<&str>,
+        budget: usize,
+    ) -> Option<Result<(steward_sql::SchemaContext, usize), String>> {
+        let kit = self.kit.as_ref()?;
+        Some(kit.guard_as(principal).map(|_| {
+            let visible = kit.catalog_as(principal).map_or(0, |c| c.tables.len());
+            (kit.context_as(principal, question, budget), visible)
+        }))
     }
 
     /// The run store, when runs are recorded.
@@ -634,10 +654,8 @@ impl App {
         let (schema, dialect) = match &self.kit {
             Some(kit) => {
                 let schema = if template.names().any(|n| n == "schema") {
-                    let catalog = kit.catalog_as(models.principal).unwrap_or_else(|_| {
-                        Cow::Owned(steward_sql::nothing_visible(kit.catalog()))
-                    });
-                    steward_sql::schema_context(&catalog, question, ANALYST_CONTEXT).text
+                    kit.context_as(models.principal, question, ANALYST_CONTEXT)
+                        .text
                 } else {
                     String::new()
                 };

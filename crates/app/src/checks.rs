@@ -7,6 +7,7 @@ use crate::error::{AppError, closest};
 impl App {
     /// Checks that every agent's tools, sub-agents and model exist.
     pub(crate) fn check(&self) -> Result<(), AppError> {
+        self.check_knowledge_text()?;
         for (name, def) in &self.agents {
             let from_config = self.config.agents.contains_key(name);
             // A role governs agents by its `agents` list and tools by its `tools`: one name cannot be both.
@@ -180,5 +181,77 @@ impl App {
             ));
         }
         Ok(())
+    }
+}
+
+impl App {
+    /// The knowledge's problems the guard and the catalog find without asking the database: a description of
+    /// a table or column it lacks, a fragment that names no table, a statement the guard refuses. Each
+    /// at its `file:line:col`.
+    fn knowledge_problems(&self) -> Vec<(steward_sql::KnowledgeCheck, String)> {
+        let knowledge = &self.config.knowledge;
+        if knowledge.is_empty() {
+            return Vec::new();
+        }
+        let Some(kit) = &self.kit else {
+            return Vec::new();
+        };
+        knowledge
+            .checks(kit.guard(), kit.catalog())
+            .into_iter()
+            .map(|check| {
+                let mut path = vec!["knowledge"];
+                path.extend(check.path.iter().map(String::as_str));
+                let place = self.config.locate(&path);
+                (check, place)
+            })
+            .collect()
+    }
+
+    /// At load: the knowledge must name what the database has and pass the guard.
+    fn check_knowledge_text(&self) -> Result<(), AppError> {
+        if !self.config.knowledge.is_empty() && self.kit.is_none() {
+            return Err(AppError::Config(format!(
+                "{}: `knowledge` describes a business database, and there is none; name one with --db or \
+                 `defaults.database`",
+                self.config.locate(&["knowledge"])
+            )));
+        }
+        let problems: Vec<String> = self
+            .knowledge_problems()
+            .into_iter()
+            .filter_map(|(check, place)| check.problem.map(|p| format!("{place}: {p}")))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(AppError::Config(problems.join("\n")))
+        }
+    }
+
+    /// `config check`: the database prepares (never runs) each statement of the knowledge; what it refuses
+    /// (a table or column it lacks, a type error), at its `file:line:col`.
+    pub async fn check_knowledge(&self) -> Vec<String> {
+        let Some(kit) = &self.kit else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        for (check, place) in self.knowledge_problems() {
+            if check.problem.is_some() || check.sql.is_empty() {
+                continue;
+            }
+            if let Err(e) = kit.database().prepares(&check.sql, false).await {
+                problems.push(format!(
+                    "{place}: the database refuses it: {}{}; compare the names with `steward schema`",
+                    e.message(),
+                    if check.path.last().is_some_and(|k| k == "sql") && check.path.first().is_some_and(|k| k == "examples") {
+                        String::new()
+                    } else {
+                        format!(" (checked as: {})", check.sql)
+                    }
+                ));
+            }
+        }
+        problems
     }
 }

@@ -117,6 +117,10 @@ pub struct Config {
     /// Named database URLs (`${VAR}` is taken from the environment).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub databases: BTreeMap<String, String>,
+    /// What the team teaches about the business database: table and column descriptions, a glossary, metrics
+    /// and verified examples (see `steward_sql::Knowledge`).
+    #[serde(default, skip_serializing_if = "steward_sql::Knowledge::is_empty")]
+    pub knowledge: steward_sql::Knowledge,
     /// Tools defined in the config (`kind: sql` or `kind: http`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, serde_yaml::Value>,
@@ -373,29 +377,67 @@ fn locate_text(text: &str, needle: &str) -> Option<(usize, usize)> {
 }
 
 /// Line and column of the key at `path` in a block-style YAML text: each key is looked for below the
-/// previous one, at a deeper indentation.
+/// previous one, at a deeper indentation; a number is an item of the list below the previous key (`0` the
+/// first), and the keys after it are looked for in that item only.
 fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
     let mut found = None;
     let mut start = 0usize;
     let mut min_indent = 0usize;
+    // Inside a list item: the indentation of its `- ` (a line there starting another item ends it).
+    let mut item: Option<usize> = None;
     let lines: Vec<&str> = text.lines().collect();
     for key in path {
         let mut hit = None;
+        if let Ok(wanted) = key.parse::<usize>() {
+            let mut seen = 0usize;
+            let mut items_at = None;
+            for (n, line) in lines.iter().enumerate().skip(start) {
+                let trimmed = line.trim_start();
+                let indent = line.len() - trimmed.len();
+                if trimmed.is_empty() || trimmed.starts_with('#') {
+                    continue;
+                }
+                // The list's items may sit at the key's own indentation.
+                if indent + 2 < min_indent
+                    || (indent + 1 == min_indent && !trimmed.starts_with("- "))
+                {
+                    break;
+                }
+                if trimmed.starts_with("- ") && items_at.is_none_or(|at| at == indent) {
+                    items_at = Some(indent);
+                    if seen == wanted {
+                        hit = Some((n, indent + 2));
+                        break;
+                    }
+                    seen += 1;
+                }
+            }
+            let (n, col) = hit?;
+            found = Some((n + 1, col + 1));
+            start = n;
+            min_indent = col;
+            item = Some(col - 2);
+            continue;
+        }
         for (n, line) in lines.iter().enumerate().skip(start) {
             let trimmed = line.trim_start();
             let indent = line.len() - trimmed.len();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            if found.is_some() && indent < min_indent {
+            let key_text = trimmed.trim_start_matches("- ");
+            let key_col = indent + (trimmed.len() - key_text.len());
+            if found.is_some() && key_col < min_indent {
                 break;
             }
-            let key_text = trimmed.trim_start_matches("- ");
+            if item == Some(indent) && trimmed.starts_with("- ") && n != start {
+                break;
+            }
             if key_text.starts_with(&format!("{key}:"))
                 || key_text.starts_with(&format!("\"{key}\":"))
                 || key_text.starts_with(&format!("'{key}':"))
             {
-                hit = Some((n, indent + (trimmed.len() - key_text.len())));
+                hit = Some((n, key_col));
                 break;
             }
         }
@@ -403,6 +445,7 @@ fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
         found = Some((n + 1, col + 1));
         start = n + 1;
         min_indent = col + 1;
+        item = None;
     }
     found
 }
@@ -418,5 +461,25 @@ mod tests {
         assert_eq!(locate(text, &["tools", "b", "kind"]), Some((5, 5)));
         assert_eq!(locate(text, &["agents", "b", "tools"]), Some((8, 5)));
         assert_eq!(locate(text, &["agents", "c"]), None);
+    }
+
+    #[test]
+    fn list_items_are_located_by_number() {
+        let text = "knowledge:\n  glossary:\n  - term: a\n    meaning: x\n  - term: b\n    sql: s\n  examples:\n    - question: q\n      sql: one\n    - question: r\n      sql: two\n";
+        assert_eq!(
+            locate(text, &["knowledge", "glossary", "1", "sql"]),
+            Some((6, 5))
+        );
+        assert_eq!(locate(text, &["knowledge", "glossary", "0", "sql"]), None);
+        assert_eq!(locate(text, &["knowledge", "glossary", "0"]), Some((3, 5)));
+        assert_eq!(
+            locate(text, &["knowledge", "examples", "1", "sql"]),
+            Some((11, 7))
+        );
+        assert_eq!(
+            locate(text, &["knowledge", "examples", "0", "question"]),
+            Some((8, 7))
+        );
+        assert_eq!(locate(text, &["knowledge", "examples", "2"]), None);
     }
 }

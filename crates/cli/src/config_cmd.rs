@@ -47,7 +47,8 @@ pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::
         ConfigCommand::Check { db, offline } => {
             let app = build_app(config, db.as_deref()).await?;
             if !offline {
-                let (problems, notes) = app.check_sql_tools().await;
+                let (mut problems, notes) = app.check_sql_tools().await;
+                problems.extend(app.check_knowledge().await);
                 for text in notes {
                     crate::out::note!("note: {text}");
                 }

@@ -4,7 +4,6 @@
 
 use crate::out::{note, say};
 use clap::Args;
-use steward_sql::{schema_context, visible_to};
 
 use crate::agents::ConfigFile;
 use crate::{db, exit};
@@ -48,27 +47,44 @@ pub(crate) struct SchemaArgs {
 /// Runs `steward schema`.
 pub(crate) async fn run(args: SchemaArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let url = crate::agents::resolve_db(config, args.db.as_deref())?;
-    // The schema as the principal's model sees it: what its role may read, and nothing of others' rows.
-    let config = config.load()?;
-    let principal = args.identity.principal(&config)?;
-    let access = steward_app::roles::access_fn(&config.roles);
-    let (db, catalog) = db::open(&url).await?;
-    db::note_privileges(&db, &url, db::Repeat::Once);
-    if let Err(why) = access.of(&principal, db.dialect()) {
-        anyhow::bail!("{} may read no table: {why}", who(&principal));
+    // Exactly what the analyst's model gets: the app's toolkit, with the config's knowledge, as the principal's
+    // role may see it (what it may read, nothing of others' rows).
+    let app = crate::agents::build_app(config, args.db.as_deref()).await?;
+    let principal = args.identity.principal(app.config())?;
+    if let Some(db) = app.business().map(|b| b.db.clone()) {
+        db::note_privileges(&db, &url, db::Repeat::Once);
     }
-    let catalog = visible_to(&catalog, Some(&access), &principal);
-    let context = schema_context(&catalog, args.question.as_deref(), args.budget);
+    let (context, visible) =
+        match app.schema_context_for(&principal, args.question.as_deref(), args.budget) {
+            Some(Ok(found)) => found,
+            Some(Err(why)) => anyhow::bail!("{} may read no table: {why}", who(&principal)),
+            None => anyhow::bail!("there is no database to describe; name one with --db"),
+        };
     if args.json {
         say!("{}", serde_json::to_string_pretty(&context)?);
     } else {
         crate::out::text(&context.text);
+        let mut extra = String::new();
+        for (n, what) in [
+            (context.metrics.len(), "metric"),
+            (context.glossary.len(), "glossary entr"),
+            (context.examples.len(), "example"),
+        ] {
+            if n > 0 {
+                let plural = match (n, what.ends_with("entr")) {
+                    (1, true) => "y",
+                    (_, true) => "ies",
+                    (1, false) => "",
+                    (_, false) => "s",
+                };
+                extra.push_str(&format!(", {n} {what}{plural}"));
+            }
+        }
         note!(
             "{}",
             crate::style::Style::stderr().dim(&format!(
-                "-- {} of {} tables, ~{} tokens",
+                "-- {} of {visible} tables{extra}, ~{} tokens",
                 context.tables.len(),
-                catalog.tables.len(),
                 context.tokens
             ))
         );

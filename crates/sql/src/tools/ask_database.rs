@@ -16,7 +16,6 @@ use steward_core::{
 
 use super::run_sql::RunSqlArgs;
 use super::{SqlToolkit, table_output, tool_error};
-use crate::context::schema_context;
 use crate::query::QueryResult;
 
 /// Arguments of `ask_database`.
@@ -176,11 +175,12 @@ impl TextToSql {
         principal: &Principal,
         attempts: Arc<Mutex<Attempts>>,
     ) -> Result<Agent, ToolError> {
-        let catalog = self
-            .kit
+        self.kit
             .catalog_as(principal)
             .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?;
-        let context = schema_context(&catalog, Some(question), self.context_budget);
+        let context = self
+            .kit
+            .context_as(principal, Some(question), self.context_budget);
         let dialect = self.kit.db.dialect().name();
         let instructions = format!(
             "You answer the user's question with one {dialect} SQL query over the schema below.

@@ -16,9 +16,11 @@ use std::sync::Arc;
 use steward_core::{Model, Principal, Tool, ToolData, ToolError};
 
 use crate::catalog::Catalog;
+use crate::context::SchemaContext;
 use crate::database::Database;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::guard::{Guard, GuardPolicy};
+use crate::knowledge::{Example, Knowledge, knowledge_context};
 use crate::query::{QueryLimits, QueryResult};
 
 pub use access::{Access, AccessFn, filtered_note, read_as};
@@ -35,6 +37,10 @@ pub struct SqlToolkit {
     pub(crate) limits: QueryLimits,
     /// Each principal's SQL access (none: only the guard's policy applies).
     pub(crate) access: Option<AccessFn>,
+    /// What the team taught about the data (its table descriptions are in `catalog` already).
+    pub(crate) knowledge: Knowledge,
+    /// The verified examples saved for this database (the run store's), beside the knowledge's own.
+    pub(crate) examples: std::sync::RwLock<Arc<Vec<Example>>>,
 }
 
 impl std::fmt::Debug for SqlToolkit {
@@ -61,6 +67,25 @@ impl SqlToolkit {
             GuardPolicy::default(),
             QueryLimits::default(),
             Some(access),
+            Knowledge::default(),
+        )
+        .await
+    }
+
+    /// [`SqlToolkit::with_access`] with what the team taught about the data: its table and column descriptions
+    /// become the catalog's comments, and each schema context ([`SqlToolkit::context_as`]) carries the
+    /// glossary entries, metrics and examples its question needs.
+    pub async fn with_knowledge(
+        db: Arc<Database>,
+        access: AccessFn,
+        knowledge: Knowledge,
+    ) -> Result<Arc<Self>, SqlError> {
+        Self::build(
+            db,
+            GuardPolicy::default(),
+            QueryLimits::default(),
+            Some(access),
+            knowledge,
         )
         .await
     }
@@ -71,7 +96,7 @@ impl SqlToolkit {
         policy: GuardPolicy,
         limits: QueryLimits,
     ) -> Result<Arc<Self>, SqlError> {
-        Self::build(db, policy, limits, None).await
+        Self::build(db, policy, limits, None, Knowledge::default()).await
     }
 
     async fn build(
@@ -79,9 +104,10 @@ impl SqlToolkit {
         policy: GuardPolicy,
         limits: QueryLimits,
         access: Option<AccessFn>,
+        knowledge: Knowledge,
     ) -> Result<Arc<Self>, SqlError> {
         let catalog = db.catalog().await?;
-        let mut catalog = (*catalog).clone();
+        let mut catalog = knowledge.annotate(&catalog);
         // Tables outside the allowlist are not shown either.
         if let Some(allowed) = &policy.tables {
             catalog
@@ -94,7 +120,66 @@ impl SqlToolkit {
             catalog: Arc::new(catalog),
             limits,
             access,
+            knowledge,
+            examples: std::sync::RwLock::new(Arc::new(Vec::new())),
         }))
+    }
+
+    /// What the team taught about the data.
+    pub fn knowledge(&self) -> &Knowledge {
+        &self.knowledge
+    }
+
+    /// Replaces the saved verified examples (the run store's, for this database).
+    pub fn set_examples(&self, examples: Vec<Example>) {
+        if let Ok(mut held) = self.examples.write() {
+            *held = Arc::new(examples);
+        }
+    }
+
+    /// The saved verified examples.
+    pub fn examples(&self) -> Arc<Vec<Example>> {
+        self.examples
+            .read()
+            .map(|held| held.clone())
+            .unwrap_or_default()
+    }
+
+    /// The guard as `principal` reads: its tables and columns only; an error saying why when its access
+    /// cannot be worked out.
+    pub fn guard_as(&self, principal: &Principal) -> Result<Guard, String> {
+        match self
+            .access
+            .as_ref()
+            .map(|f| f.of(principal, self.catalog.dialect))
+        {
+            None | Some(Ok(None)) => Ok(self.guard.clone()),
+            Some(Ok(Some(access))) => Ok(self.guard.clone().with_policy(access.read)),
+            Some(Err(why)) => Err(why),
+        }
+    }
+
+    /// The schema context a model answering `question` for `principal` gets, within `budget` tokens: the
+    /// tables it may see, ranked for the question, with the glossary entries, metrics and verified examples the
+    /// question needs and it may read (see [`knowledge_context`]). A principal whose access cannot be worked
+    /// out sees no table and no knowledge.
+    pub fn context_as(
+        &self,
+        principal: &Principal,
+        question: Option<&str>,
+        budget: usize,
+    ) -> SchemaContext {
+        match (self.catalog_as(principal), self.guard_as(principal)) {
+            (Ok(catalog), Ok(guard)) => knowledge_context(
+                &catalog,
+                &self.knowledge,
+                &self.examples(),
+                question,
+                budget,
+                &guard,
+            ),
+            _ => crate::context::schema_context(&nothing_visible(&self.catalog), question, budget),
+        }
     }
 
     /// Runs a read for `principal` (see [`read_as`]).
