@@ -318,6 +318,14 @@ async fn answer(
         }))
         .into_response());
     }
+    // The first piece before the headers: a model that fails before it writes anything is a 502, as for a
+    // plain answer, not a 200 stream whose text says so.
+    let first = pieces.next().await;
+    if pieces.model_failed {
+        return Err(ApiError::BadGateway(
+            "the agent's model did not answer; the server's log has the details".to_owned(),
+        ));
+    }
     let include_usage = request.stream_options.is_some_and(|o| o.include_usage);
     let chunk = move |choices: Value, usage: Option<Value>| {
         let mut chunk = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -328,33 +336,39 @@ async fn answer(
         SseEvent::default().data(chunk.to_string())
     };
     let delta = |delta: Value, finish: Option<&str>| json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
-    let stream = futures_util::stream::unfold((pieces, Stage::Role), move |(mut pieces, stage)| {
-        let chunk = chunk.clone();
-        async move {
-            let (event, next) = match stage {
-                Stage::Role => (
-                    chunk(
-                        delta(json!({"role": "assistant", "content": ""}), None),
-                        None,
-                    ),
-                    Stage::Text,
-                ),
-                Stage::Text => match pieces.next().await {
-                    Some(text) => (
-                        chunk(delta(json!({"content": text}), None), None),
+    let stream = futures_util::stream::unfold(
+        (pieces, Stage::Role, first),
+        move |(mut pieces, stage, mut first)| {
+            let chunk = chunk.clone();
+            async move {
+                let (event, next) = match stage {
+                    Stage::Role => (
+                        chunk(
+                            delta(json!({"role": "assistant", "content": ""}), None),
+                            None,
+                        ),
                         Stage::Text,
                     ),
-                    None => (chunk(delta(json!({}), Some("stop")), None), Stage::Usage),
-                },
-                Stage::Usage if include_usage => {
-                    (chunk(json!([]), Some(pieces.usage())), Stage::Done)
-                }
-                Stage::Usage | Stage::Done => (SseEvent::default().data("[DONE]"), Stage::End),
-                Stage::End => return None,
-            };
-            Some((Ok::<_, Infallible>(event), (pieces, next)))
-        }
-    });
+                    Stage::Text => match match first.take() {
+                        Some(text) => Some(text),
+                        None => pieces.next().await,
+                    } {
+                        Some(text) => (
+                            chunk(delta(json!({"content": text}), None), None),
+                            Stage::Text,
+                        ),
+                        None => (chunk(delta(json!({}), Some("stop")), None), Stage::Usage),
+                    },
+                    Stage::Usage if include_usage => {
+                        (chunk(json!([]), Some(pieces.usage())), Stage::Done)
+                    }
+                    Stage::Usage | Stage::Done => (SseEvent::default().data("[DONE]"), Stage::End),
+                    Stage::End => return None,
+                };
+                Some((Ok::<_, Infallible>(event), (pieces, next, first)))
+            }
+        },
+    );
     Ok(Sse::new(stream).into_response())
 }
 

@@ -338,6 +338,30 @@ async fn the_openai_facade_lists_agents_as_models_and_answers_streaming_or_not()
         "stop"
     );
 
+    // A model that fails before it writes anything: 502 with OpenAI's error object, streamed or not, and
+    // nothing of the provider's endpoint.
+    for stream in [false, true] {
+        let (status, failed) = s
+            .call(
+                "POST",
+                "/v1/chat/completions",
+                Some(ADA),
+                Some(json!({"model": "assistant", "stream": stream,
+                            "messages": [{"role": "user", "content": "fail, model"}]})),
+            )
+            .await;
+        assert_eq!(status, 502, "stream {stream}: {failed}");
+        let failed: Value = serde_json::from_str(&failed).unwrap();
+        assert!(
+            failed["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("did not answer"),
+            "{failed}"
+        );
+        assert!(!failed.to_string().contains("10.9.8.7"), "{failed}");
+    }
+
     let (status, body) = s
         .json(
             "POST",

@@ -20,7 +20,7 @@ use steward_app::{App, AppOptions, Config};
 use steward_core::{Message, Model, ModelError, ModelRequest, ModelResponse};
 use steward_server::{ModelChoice, Server, ServerOptions, token_hash};
 
-/// Answers "echo: <the last user message>".
+/// Answers "echo: <the last user message>"; fails as an unreachable provider when that message is "fail, model".
 #[derive(Debug)]
 pub struct Echo;
 
@@ -40,6 +40,13 @@ impl Model for Echo {
                 _ => None,
             })
             .unwrap_or_default();
+        if last == "fail, model" {
+            // A provider that cannot be reached; its message names an endpoint the client must not see.
+            return Err(ModelError::Transport {
+                provider: "echo".into(),
+                message: "http://10.9.8.7:1234/v1 refused the connection".into(),
+            });
+        }
         Ok(ModelResponse::text(format!(
             "echo: {last} ({} messages)",
             request.messages.len()
