@@ -31,6 +31,23 @@ async fn missing_or_bad_credentials_are_401_and_a_role_without_permission_is_403
         .collect();
     assert_eq!(agents, ["assistant"]);
 
+    // An unknown agent: the answer names only the agents the clerk may use.
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/conversations",
+            Some(ADA),
+            Some(json!({"agent": "nobody"})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.ends_with("the agents you may use are: assistant"),
+        "{body}"
+    );
+    assert!(!error.contains("helper"), "{body}");
+
     // The clerk may not run the analyst: 403, on the API and on the OpenAI facade.
     let (status, body) = s
         .json(

@@ -170,9 +170,14 @@ pub(crate) async fn create_conversation(
         .or_else(|| settings.agent.clone())
         .unwrap_or_else(|| shared.app.default_agent_for(&caller.principal));
     if shared.app.agent_def(&agent).is_none() {
-        let known = shared.app.agent_names().collect::<Vec<_>>().join(", ");
+        // Only the agents the caller may use are named: the others' names are not its business.
+        let known = shared
+            .app
+            .agents_for(&caller.principal)
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(ApiError::bad(format!(
-            "there is no agent named `{agent}`; the agents are: {known}"
+            "there is no agent named `{agent}`; the agents you may use are: {known}"
         )));
     }
     shared
