@@ -96,6 +96,12 @@ const STEPS: &[Step] = &[
         sqlite: include_str!("migrations/sqlite_0011_run_database.sql"),
         postgres: include_str!("migrations/postgres_0011_run_database.sql"),
     },
+    Step {
+        version: 12,
+        description: "knowledge",
+        sqlite: include_str!("migrations/sqlite_0012_knowledge.sql"),
+        postgres: include_str!("migrations/postgres_0012_knowledge.sql"),
+    },
 ];
 
 /// The step whose data part runs in Rust after it.
