@@ -66,7 +66,7 @@ pub use retrieval::{
     Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
     SourceSpec, Split, SplitFigures, build_benchmark, measure, measure_with,
 };
-pub use score::{Rows, Semantics, answer_matches, matches};
+pub use score::{Comparison, MatchContext, Rows, Semantics, answer_matches, compare, matches};
 pub use scorer::Scorer;
 pub use sqltext::remove_distinct;
 pub use summary::{Latency, Summary, Tally};

@@ -10,8 +10,11 @@ use steward_sql::{Database, QueryLimits};
 use crate::dataset::Item;
 use crate::error::EvalError;
 use crate::results::Verdict;
-use crate::score::{Rows, Semantics, answer_matches, matches};
-use crate::sqltext::{remove_distinct, spider_postprocess};
+use crate::score::{Comparison, MatchContext, Rows, Semantics, answer_matches, compare};
+use crate::sqltext::{
+    python_one_statement, remove_distinct, replace_cur_year, spider_postprocess,
+    sqlparse_first_statement,
+};
 
 /// The predicted queries of a file, one per question in data set order; there must be exactly `n_items`.
 ///
@@ -121,6 +124,7 @@ impl ScoreOptions {
             Semantics::Spider => 60,
             Semantics::Bird => 30,
             Semantics::Defog => 10,
+            Semantics::Steward => 30,
         };
         Self {
             semantics,
@@ -145,19 +149,52 @@ impl ScoreOptions {
         self
     }
 
-    /// A query as the official scorer runs it: Spider joins `> =` and drops `DISTINCT` (unless kept);
-    /// the others run it as written.
+    /// What the verdicts depend on besides the data and the SQL: the semantics and `keep_distinct`
+    /// (`spider`, `spider+keep_distinct`, `bird`, …). Logged with each verdict.
+    pub fn label(&self) -> String {
+        if self.keep_distinct && self.semantics == Semantics::Spider {
+            format!("{}+keep_distinct", self.semantics)
+        } else {
+            self.semantics.to_string()
+        }
+    }
+
+    /// A gold query as the official scorer runs it. Spider (`exec_eval.eval_exec_match`): `> =`, `< =`,
+    /// `! =` joined; unless `keep_distinct`, `remove_distinct`, which also keeps only the first statement
+    /// (`sqlparse.parse(s)[0]`); at execution `YEAR(CURDATE())` becomes `2020`. The others run it as
+    /// written.
     pub fn prepare(&self, sql: &str) -> String {
         match self.semantics {
             Semantics::Spider => {
                 let sql = spider_postprocess(sql);
-                if self.keep_distinct {
+                let sql = if self.keep_distinct {
                     sql
                 } else {
-                    remove_distinct(&sql)
-                }
+                    remove_distinct(sqlparse_first_statement(&sql))
+                };
+                replace_cur_year(&sql)
             }
             _ => sql.to_owned(),
+        }
+    }
+
+    /// A predicted query as the official scorer runs it: as [`ScoreOptions::prepare`], and for Spider
+    /// first `evaluation.py`'s `p_str.replace("value", "1")` (every `value`, case-sensitive, wherever it
+    /// stands, names and literals included).
+    pub fn prepare_predicted(&self, sql: &str) -> String {
+        match self.semantics {
+            Semantics::Spider => self.prepare(&sql.replace("value", "1")),
+            _ => self.prepare(sql),
+        }
+    }
+
+    /// Whether the official scorer's driver would run the prepared text: Spider and BIRD execute with
+    /// Python's `sqlite3`, which refuses anything but spaces and comments after the first statement
+    /// (`SELECT 1;;` included).
+    pub fn check(&self, prepared: &str) -> Result<(), String> {
+        match self.semantics {
+            Semantics::Spider | Semantics::Bird => python_one_statement(prepared),
+            _ => Ok(()),
         }
     }
 }
@@ -185,13 +222,18 @@ pub async fn score_item_with(
 ) -> Verdict {
     let mut verdict = Verdict::for_item(item);
     verdict.predicted_sql = Some(predicted_sql.to_owned());
+    verdict.scoring = Some(options.label());
     verdict.attempts = 1;
     if predicted_sql.trim().is_empty() {
         verdict.error = Some("no SQL was predicted".to_owned());
         return verdict;
     }
     let started = Instant::now();
-    let predicted = run(db, &options.prepare(predicted_sql), &options.limits).await;
+    let prepared = options.prepare_predicted(predicted_sql);
+    let predicted = match options.check(&prepared) {
+        Ok(()) => run(db, &prepared, &options.limits).await,
+        Err(e) => Err(e),
+    };
     verdict.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let predicted = match predicted {
         Ok(rows) => rows,
@@ -217,6 +259,7 @@ pub async fn score_result_with(
 ) -> Verdict {
     let mut verdict = Verdict::for_item(item);
     verdict.predicted_sql = Some(sql.to_owned());
+    verdict.scoring = Some(options.label());
     verdict.attempts = 1;
     judge(&mut verdict, item, predicted, db, options).await;
     verdict
@@ -242,20 +285,57 @@ async fn judge(
         }
         return;
     }
+    let predicted_sql = verdict.predicted_sql.clone().unwrap_or_default();
+    let joined = item.gold.join(";\n");
+    let context = MatchContext {
+        question: &item.question,
+        category: item
+            .tags
+            .iter()
+            .find(|t| t.as_str() == "order_by")
+            .map(String::as_str),
+        gold_text: item.gold_text.as_deref().unwrap_or(&joined),
+        predicted_sql: &predicted_sql,
+    };
+    // defog goes on after a `subset_df` match, and any failure after it still fails the question.
+    let defog = options.semantics == Semantics::Defog;
     let mut failures = Vec::new();
     for (k, gold_sql) in item.gold.iter().enumerate() {
         let gold_sql = options.prepare(gold_sql);
-        match run(db, &gold_sql, &options.limits).await {
-            Ok(gold) => {
-                if matches(options.semantics, &gold, predicted, &gold_sql) {
+        let gold = match options.check(&gold_sql) {
+            Ok(()) => run(db, &gold_sql, &options.limits).await,
+            Err(e) => Err(e),
+        };
+        match gold {
+            Ok(gold) => match compare(options.semantics, &gold, predicted, &gold_sql, &context) {
+                Comparison::Same => {
                     verdict.correct = true;
                     break;
                 }
+                Comparison::Correct => {
+                    verdict.correct = true;
+                    if !defog {
+                        break;
+                    }
+                }
+                Comparison::Different => {}
+                Comparison::Fails(why) => {
+                    verdict.correct = false;
+                    verdict.error = Some(format!("the official scorer fails here: {why}"));
+                    break;
+                }
+            },
+            Err(error) => {
+                if item.gold.len() > 1 {
+                    failures.push(format!("gold alternative {} failed: {error}", k + 1));
+                } else {
+                    failures.push(format!("the gold SQL failed: {error}"));
+                }
+                if defog {
+                    verdict.correct = false;
+                    break;
+                }
             }
-            Err(error) if item.gold.len() > 1 => {
-                failures.push(format!("gold alternative {} failed: {error}", k + 1))
-            }
-            Err(error) => failures.push(format!("the gold SQL failed: {error}")),
         }
     }
     if !verdict.correct && !failures.is_empty() {

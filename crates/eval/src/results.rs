@@ -23,6 +23,10 @@ pub struct Verdict {
     pub correct: bool,
     /// The SQL that was scored, when there was one.
     pub predicted_sql: Option<String>,
+    /// How it was scored ([`crate::ScoreOptions::label`]: `spider`, `bird`, `defog`, `steward`, …); a
+    /// verdict scored otherwise is scored again on resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoring: Option<String>,
     /// Why the prediction failed to run or could not be scored (its SQL error, "too many rows to score",
     /// no SQL at all). `None` for a prediction that ran, right or wrong.
     pub error: Option<String>,
@@ -62,6 +66,7 @@ impl Verdict {
             question: item.question.clone(),
             correct: false,
             predicted_sql: None,
+            scoring: None,
             error: None,
             gold_error: None,
             answer: None,

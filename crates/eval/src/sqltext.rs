@@ -308,15 +308,142 @@ pub fn remove_distinct(sql: &str) -> String {
     out
 }
 
-/// The Spider scorer's test for "row order matters": the gold text contains `order by` (in any case,
-/// anywhere, subqueries included; any run of white space counts as the one space the official expects).
+/// The Spider scorer's test for "row order matters": `'order by' in g_str.lower()` — the gold text holds
+/// `order by` with exactly one space (in any case, anywhere, subqueries and literals included).
 pub(crate) fn mentions_order_by(sql: &str) -> bool {
-    let words: Vec<String> = sql
-        .split_whitespace()
-        .map(str::to_ascii_lowercase)
-        .collect();
-    let flat = words.join(" ");
-    flat.contains("order by")
+    sql.to_lowercase().contains("order by")
+}
+
+/// The first statement as `sqlparse.parse(sql)[0]` gives it (what the Spider scorer's `remove_distinct`
+/// keeps): the text up to the first `;` in code at nesting level 0 or below (`(` opens a level, `)` and the
+/// keyword `END` close one, as sqlparse counts), with the spaces, line breaks and `--` comments that follow
+/// it; the rest is dropped.
+pub(crate) fn sqlparse_first_statement(sql: &str) -> &str {
+    let mut level: i64 = 0;
+    for (kind, range) in segments(sql) {
+        if kind != Kind::Code {
+            continue;
+        }
+        let part = &sql[range.clone()];
+        let bytes = part.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if is_word(b) {
+                let start = i;
+                while i < bytes.len() && is_word(bytes[i]) {
+                    i += 1;
+                }
+                if part[start..i].eq_ignore_ascii_case("end") {
+                    level -= 1;
+                }
+                continue;
+            }
+            match b {
+                b'(' => level += 1,
+                b')' => level -= 1,
+                b';' if level <= 0 => {
+                    let after = range.start + i + 1;
+                    return &sql[..after + trailing_blank(&sql[after..])];
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    sql
+}
+
+/// How many bytes of `rest` are spaces, line breaks and `--` comments (what sqlparse keeps with a statement
+/// after its `;`).
+fn trailing_blank(rest: &str) -> usize {
+    let mut used = 0;
+    for (kind, range) in segments(rest) {
+        let part = &rest[range.clone()];
+        match kind {
+            Kind::Comment if part.starts_with("--") => used = range.end,
+            Kind::Code => {
+                let blank = part.len() - part.trim_start().len();
+                used = range.start + blank;
+                if blank < part.len() {
+                    return used;
+                }
+            }
+            _ => return used,
+        }
+    }
+    used
+}
+
+/// Python's `sqlite3` rule, `cursor.execute` of one statement: after the first complete statement only
+/// spaces and comments may follow; a second statement, or a second `;` (`SELECT 1;;`), fails with "You can
+/// only execute one statement at a time."
+pub(crate) fn python_one_statement(sql: &str) -> Result<(), String> {
+    let mut seen_semicolon = false;
+    for (kind, range) in segments(sql) {
+        if kind != Kind::Code {
+            continue;
+        }
+        for c in sql[range].chars() {
+            if seen_semicolon && !c.is_whitespace() {
+                return Err("You can only execute one statement at a time.".to_owned());
+            }
+            if c == ';' {
+                seen_semicolon = true;
+            }
+        }
+    }
+    // A quoted text or a `/* */` comment after the `;` is code for SQLite only when quoted.
+    if seen_semicolon {
+        let mut after = false;
+        for (kind, range) in segments(sql) {
+            if kind == Kind::Code && sql[range].contains(';') {
+                after = true;
+            } else if after && kind == Kind::Quoted {
+                return Err("You can only execute one statement at a time.".to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// test-suite-sql-eval's `replace_cur_year`: `YEAR(CURDATE())` (any case and spacing, with the spaces after
+/// it) becomes `2020`.
+pub(crate) fn replace_cur_year(sql: &str) -> String {
+    let lower = sql.to_ascii_lowercase();
+    let mut out = String::with_capacity(sql.len());
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(n) = lower[from..].find("year") {
+        let start = from + n;
+        let mut i = start + 4;
+        let skip = |i: &mut usize| {
+            while lower[*i..].starts_with(|c: char| c.is_whitespace()) {
+                *i += lower[*i..].chars().next().map_or(1, char::len_utf8);
+            }
+        };
+        let mut ok = true;
+        for token in ["(", "curdate", "(", ")", ")"] {
+            skip(&mut i);
+            if lower[i..].starts_with(token) {
+                i += token.len();
+            } else {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            skip(&mut i);
+            out.push_str(&sql[copied..start]);
+            out.push_str("2020");
+            copied = i;
+            from = i;
+        } else {
+            from = start + 4;
+        }
+    }
+    out.push_str(&sql[copied..]);
+    out
 }
 
 #[cfg(test)]
@@ -388,8 +515,40 @@ mod tests {
     }
 
     #[test]
+    fn first_statement_like_sqlparse() {
+        assert_eq!(sqlparse_first_statement("SELECT 1; SELECT 2"), "SELECT 1; ");
+        assert_eq!(sqlparse_first_statement("SELECT 1;;"), "SELECT 1;");
+        assert_eq!(
+            sqlparse_first_statement("SELECT ';' FROM t; -- c\n  x"),
+            "SELECT ';' FROM t; -- c\n  "
+        );
+        assert_eq!(sqlparse_first_statement("SELECT (1; 2)"), "SELECT (1; 2)");
+        assert_eq!(sqlparse_first_statement("SELECT 1"), "SELECT 1");
+    }
+
+    #[test]
+    fn one_statement_like_python_sqlite3() {
+        assert!(python_one_statement("SELECT 1;").is_ok());
+        assert!(python_one_statement("SELECT 1; -- x").is_ok());
+        assert!(python_one_statement("SELECT 1; /* x */ ").is_ok());
+        assert!(python_one_statement("SELECT ';'").is_ok());
+        assert!(python_one_statement("SELECT 1;;").is_err());
+        assert!(python_one_statement("SELECT 1; SELECT 2").is_err());
+    }
+
+    #[test]
+    fn cur_year() {
+        assert_eq!(
+            replace_cur_year("WHERE y = YEAR( curdate ( ) ) AND x"),
+            "WHERE y = 2020AND x"
+        );
+        assert_eq!(replace_cur_year("SELECT year FROM t"), "SELECT year FROM t");
+    }
+
+    #[test]
     fn order_by_anywhere() {
-        assert!(mentions_order_by("select a from t ORDER\n  BY a"));
+        assert!(!mentions_order_by("select a from t ORDER\n  BY a"));
+        assert!(mentions_order_by("select a from t ORDER BY a"));
         assert!(mentions_order_by(
             "select (select a from t order by b limit 1)"
         ));

@@ -19,6 +19,7 @@ fn verdict(
         id: id.into(),
         question: format!("question {id}"),
         gold: vec!["SELECT 1".into()],
+        gold_text: None,
         expected_answer: None,
         db: "db".into(),
         tags: tags.iter().map(|t| (*t).to_owned()).collect(),

@@ -73,6 +73,7 @@ pub(super) fn load(path: &Path) -> Result<Vec<Item>, EvalError> {
             id: i.to_string(),
             question: field(question),
             gold,
+            gold_text: Some(gold_text),
             expected_answer: None,
             db,
             tags: optional(category).into_iter().collect(),

@@ -31,6 +31,10 @@ pub struct Item {
     /// The gold SQL: one query, or several acceptable alternatives (defog); empty when only an answer is
     /// expected.
     pub gold: Vec<String>,
+    /// The gold field as the data set writes it, when it differs from `gold` (defog: alternatives separated
+    /// by `;`, `{a, b}` column choices); defog's scorer reads its `ORDER BY` from this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_text: Option<String>,
     /// The expected answer, for questions scored by answer rather than by rows (Steward's YAML).
     pub expected_answer: Option<String>,
     /// The database: an id (Spider's `db_id`, defog's `db_name`), a name, or a URL.
@@ -72,13 +76,14 @@ impl Format {
         }
     }
 
-    /// The semantics its official scorer uses; Steward's own questions are scored like defog's (an answer
-    /// may carry extra columns), unless the file says otherwise.
+    /// The semantics its official scorer uses; Steward's own questions are scored with Steward's own
+    /// semantics (an answer may carry extra columns; forgiving cells), unless the file says otherwise.
     pub fn semantics(self) -> Semantics {
         match self {
             Format::Spider => Semantics::Spider,
             Format::Bird => Semantics::Bird,
-            Format::Defog | Format::Steward => Semantics::Defog,
+            Format::Defog => Semantics::Defog,
+            Format::Steward => Semantics::Steward,
         }
     }
 

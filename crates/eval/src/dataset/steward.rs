@@ -4,7 +4,7 @@
 //! name: demo                     # optional
 //! description: …                 # optional
 //! database: demo                 # default database of every question: a name, a URL or a SQLite file
-//! semantics: defog               # optional: spider, bird or defog (default: defog)
+//! semantics: steward             # optional: spider, bird, defog or steward (default: steward)
 //! questions:
 //!   - id: lookup-1               # unique
 //!     question: Where is order QZKDLWPRTM?
@@ -142,6 +142,7 @@ pub(super) fn load(path: &Path) -> Result<Loaded, EvalError> {
             id,
             question: q.question.trim().to_owned(),
             gold,
+            gold_text: None,
             expected_answer: answer,
             db: q.database.unwrap_or_else(|| default_db.clone()),
             tags: q.tags,
