@@ -149,3 +149,30 @@ fn the_database_of_a_question() {
         .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/x"), "{err}");
 }
+
+/// Published predictions (DAIL-SQL with GPT-4, Graphix-T5: the first 259 lines of their Spider dev files, the
+/// slice's questions) with the verdict test-suite-sql-eval's `evaluation.py --etype exec` gives each one
+/// (`testdata/spider-slice/predictions/`): Steward's `spider` semantics must give the same verdict on every
+/// question.
+#[tokio::test]
+async fn verdicts_equal_the_official_scorer_on_published_predictions() {
+    let dataset = slice();
+    let dir = common::testdata().join("spider-slice/predictions");
+    for name in ["dail-sql-gpt4", "graphix-t5"] {
+        let predictions = read_predictions(&dir.join(format!("{name}.sql")), 259).unwrap();
+        let official: Vec<u8> = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.official.json"))).unwrap(),
+        )
+        .unwrap();
+        let verdicts = score_all(&dataset, &predictions, ScoreOptions::new(Semantics::Spider)).await;
+        let differ: Vec<String> = verdicts
+            .iter()
+            .zip(&official)
+            .filter(|(v, o)| v.correct != (**o == 1))
+            .map(|(v, o)| format!("{} (official {o}): {:?} {:?}", v.id, v.predicted_sql, v.error))
+            .collect();
+        assert!(differ.is_empty(), "{name}: {} differ:\n{}", differ.len(), differ.join("\n"));
+        let correct = official.iter().filter(|o| **o == 1).count();
+        assert_eq!(verdicts.iter().filter(|v| v.correct).count(), correct, "{name}");
+    }
+}
