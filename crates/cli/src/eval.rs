@@ -21,8 +21,8 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use steward_eval::{
-    Dataset, Format, ScoreOptions, Semantics, Verdict, VerdictLog, read_predictions, read_verdicts,
-    score_item_with,
+    Dataset, Format, ScoreOptions, Semantics, Verdict, VerdictLog, content_key, is_current,
+    read_predictions, read_verdicts, score_item_with,
 };
 use steward_sql::Database;
 use tokio::task::JoinSet;
@@ -83,8 +83,9 @@ pub(crate) struct EvalArgs {
     // This text is `--help`, where `<data set>` is a placeholder, not an HTML tag.
     #[allow(rustdoc::invalid_html_tags)]
     /// The verdict log (JSON lines, one per question, appended as each is scored; a rerun skips the questions
-    /// it has). Default: steward/eval/<data set>-<model or predictions>.jsonl in the data folder
-    /// ($XDG_DATA_HOME or ~/.local/share).
+    /// it has, unless scored otherwise or for other SQL). Default: steward/eval/<data set>-<model or
+    /// predictions>-<key>.jsonl in the data folder ($XDG_DATA_HOME or ~/.local/share), the key a hash of the
+    /// data set's and predictions' content and the scoring options.
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
 
@@ -100,8 +101,9 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "TAG")]
     tag: Vec<String>,
 
-    /// Score as this benchmark's official scorer does (default: the data set's own).
-    #[arg(long, value_name = "spider|bird|defog", value_parser = parse_semantics)]
+    /// Score as this benchmark's official scorer does (default: the data set's own), or with Steward's own,
+    /// more forgiving rules (steward: text that spells a number equals it, floats to 12 digits, extra columns).
+    #[arg(long, value_name = "spider|bird|defog|steward", value_parser = parse_semantics)]
     semantics: Option<Semantics>,
 
     /// Spider semantics: keep DISTINCT in both queries (the official scorer's --keep_distinct).
@@ -115,6 +117,10 @@ pub(crate) struct EvalArgs {
     /// Exit with code 5 when the accuracy is below X: a fraction (0.8) or a percentage (80%).
     #[arg(long, value_name = "X", value_parser = parse_accuracy)]
     min_accuracy: Option<f64>,
+
+    /// List the questions answered wrong: the gold and predicted SQL, and each result's first row.
+    #[arg(long)]
+    misses: bool,
 
     /// Write summary.md, summary.json, chart.svg and verdicts.jsonl into DIR.
     #[arg(long, value_name = "DIR")]
@@ -136,7 +142,7 @@ enum EvalCommand {
 }
 
 /// The format of `--format`.
-fn parse_format(text: &str) -> Result<Format, String> {
+pub(crate) fn parse_format(text: &str) -> Result<Format, String> {
     text.parse()
 }
 
@@ -238,7 +244,19 @@ pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u
     };
     let results = match &args.results {
         Some(file) => file.clone(),
-        None => default_results(path, &args, &source, semantics != dataset.semantics),
+        None => {
+            let mut files = vec![dataset.source.as_path()];
+            files.extend(args.predictions.as_deref());
+            let model = args.model.model.clone().unwrap_or_default();
+            let agent = args.agent.clone().unwrap_or_default();
+            let key = content_key(&files, &[&options.label(), &model, &agent])
+                .context("cannot read the data set or the predictions")?;
+            let name = default_results(path, &args, &source, semantics != dataset.semantics);
+            name.with_file_name(format!(
+                "{}-{key}.jsonl",
+                name.file_stem().unwrap_or_default().to_string_lossy()
+            ))
+        }
     };
     if let Some(dir) = results.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -278,15 +296,36 @@ pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u
             ))
         );
     }
-    let finished: BTreeSet<&str> = earlier
-        .iter()
+    // A verdict stands when it was scored the same way and, for given SQL, for the same text; else the
+    // question is scored again (its new verdict, appended, is the one read).
+    let current = |v: &Verdict| {
+        let prediction = match &source {
+            Source::Predictions(predictions) => Some(
+                dataset
+                    .items
+                    .iter()
+                    .position(|i| i.id == v.id)
+                    .and_then(|i| predictions.get(i))
+                    .map_or("", String::as_str),
+            ),
+            Source::Agent(_) => None,
+        };
+        is_current(v, prediction, &options.label())
+    };
+    let mut latest: BTreeMap<&str, &Verdict> = BTreeMap::new();
+    for v in &earlier {
+        latest.insert(v.id.as_str(), v);
+    }
+    let finished: BTreeSet<&str> = latest
+        .values()
+        .filter(|v| current(v))
         .map(|v| v.id.as_str())
         .filter(|id| wanted.contains(*id))
         .collect();
     // Whether each question scored before was right, for the accuracy so far.
-    let before: BTreeMap<String, bool> = earlier
-        .iter()
-        .filter(|v| wanted.contains(v.id.as_str()))
+    let before: BTreeMap<String, bool> = latest
+        .values()
+        .filter(|v| finished.contains(v.id.as_str()))
         .map(|v| (v.id.clone(), v.correct))
         .collect();
     let todo: Vec<usize> = selected
@@ -386,6 +425,9 @@ pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u
         report::table(&summary, &header);
     }
     report::gold_faults(&verdicts);
+    if args.misses {
+        report::misses(&shared.dataset, &verdicts);
+    }
     if let Some(dir) = &args.report {
         report::write(dir, &summary, &header, &verdicts)?;
         note!(

@@ -128,11 +128,18 @@ fn the_gold_as_predictions_scores_everything() {
         stdout.contains("overall | 259       | 259     | 100.0 %"),
         "{stdout}"
     );
-    let default_log = format!("{data}/steward/eval/spider-slice-gold.jsonl");
+    // Named by the data set, the predictions' name and a key of their content and the options.
+    let prefix = format!("{data}/steward/eval/spider-slice-gold-");
+    let stderr = text(&out.stderr);
+    let start = stderr.find(&prefix).unwrap_or_else(|| panic!("{stderr}"));
+    let default_log = stderr[start..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
     assert!(
-        text(&out.stderr).contains(&default_log),
-        "{}",
-        text(&out.stderr)
+        default_log.ends_with(".jsonl") && default_log.len() == prefix.len() + 16 + 6,
+        "{default_log}"
     );
     assert_eq!(verdicts(&default_log).len(), 259);
 }
@@ -703,4 +710,121 @@ async fn an_eval_with_a_store_is_in_the_audit_trail() {
     assert_eq!(records[0]["status"], "ok");
     let out = steward(&["audit", "verify", "--store", &store], &[], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// The default verdict log belongs to the content scored: `runs/b/pred.sql` after `runs/a/pred.sql` (same
+/// name, other SQL) is scored anew, and so is a file rewritten in place; with a fixed `--results`, a logged
+/// verdict for other SQL is scored again rather than taken.
+#[test]
+fn the_same_file_name_with_other_content_scores_the_new_content() {
+    let gold = spider_gold();
+    let dir = scratch_dir("eval-content");
+    let data = format!("{dir}/data");
+    let env = [("XDG_DATA_HOME", data.as_str())];
+    for run in ["a", "b"] {
+        std::fs::create_dir_all(format!("{dir}/runs/{run}")).unwrap();
+    }
+    let a = format!("{dir}/runs/a/pred.sql");
+    let b = format!("{dir}/runs/b/pred.sql");
+    std::fs::write(&a, gold.join("\n") + "\n").unwrap();
+    std::fs::write(&b, shifted(&gold).join("\n") + "\n").unwrap();
+    let score = |file: &str, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--dataset",
+            &*Box::leak(spider_slice().into_boxed_str()),
+            "--predictions",
+            file,
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = steward(&args, &env, "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        (json_of(&out), text(&out.stderr))
+    };
+    let (first, _) = score(&a, &[]);
+    assert_eq!(first["correct"], 259);
+    let (second, stderr) = score(&b, &[]);
+    assert!(!stderr.contains("already scored"), "{stderr}");
+    assert!(second["correct"].as_u64().unwrap() < 259, "{second}");
+    // Rewritten in place: b now holds the gold (with a trailing blank line: other bytes than a's).
+    std::fs::write(&b, gold.join("\n") + "\n\n").unwrap();
+    let (third, stderr) = score(&b, &[]);
+    assert!(!stderr.contains("already scored"), "{stderr}");
+    assert_eq!(third["correct"], 259);
+    // Unchanged: resumed.
+    let (_, stderr) = score(&b, &[]);
+    assert!(stderr.contains("259 of 259 already scored"), "{stderr}");
+
+    // A fixed log: the verdicts of other SQL are scored again, the new ones read.
+    let results = format!("{dir}/fixed.jsonl");
+    std::fs::write(&b, shifted(&gold).join("\n") + "\n").unwrap();
+    let (before, _) = score(&b, &["--results", &results, "--limit", "10"]);
+    std::fs::write(&b, gold.join("\n") + "\n").unwrap();
+    let (after, stderr) = score(&b, &["--results", &results, "--limit", "10"]);
+    // Spider repeats a query for paraphrased questions: those predictions did not change and stand.
+    assert!(!stderr.contains("10 of 10 already scored"), "{stderr}");
+    assert!(before["correct"].as_u64().unwrap() < 10);
+    assert_eq!(after["correct"], 10);
+    // Scored with other options: again.
+    let (_, stderr) = score(
+        &b,
+        &[
+            "--results",
+            &results,
+            "--limit",
+            "10",
+            "--semantics",
+            "steward",
+        ],
+    );
+    assert!(!stderr.contains("already scored"), "{stderr}");
+}
+
+/// `--misses` lists each wrong question with both SQL texts and both results' first rows.
+#[test]
+fn misses_list_both_sql_texts_and_first_rows() {
+    let gold = spider_gold();
+    let mut lines = gold.clone();
+    lines[0] = "SELECT count(*) + 1 FROM singer".to_owned();
+    lines[1] = "SELECT nope FROM singer".to_owned();
+    let (dir, file) = predictions("pred.sql", &lines);
+    let out = steward(
+        &[
+            "eval",
+            "--dataset",
+            &spider_slice(),
+            "--predictions",
+            &file,
+            "--results",
+            &format!("{dir}/v.jsonl"),
+            "--limit",
+            "3",
+            "--misses",
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("2 wrong:"), "{stdout}");
+    assert!(
+        stdout.contains("[0] How many singers do we have?"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  gold:      {}", gold[0])),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  predicted: SELECT count(*) + 1 FROM singer"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  gold row:      [6]"), "{stdout}");
+    assert!(stdout.contains("  predicted row: [7]"), "{stdout}");
+    assert!(
+        stdout.contains("[1] ") && stdout.contains("(failed)") && stdout.contains("nope"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("[2] "), "{stdout}");
 }

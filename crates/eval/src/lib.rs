@@ -61,7 +61,7 @@ pub use guard::{
     GuardReport, PassTally, ReadOutcome, ReadResult, ReadTally, run_guard_bench,
 };
 pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, score_result_with};
-pub use results::{Verdict, VerdictLog, finished_ids, read_verdicts};
+pub use results::{Verdict, VerdictLog, content_key, finished_ids, is_current, read_verdicts};
 pub use retrieval::{
     Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
     SourceSpec, Split, SplitFigures, build_benchmark, measure, measure_with,

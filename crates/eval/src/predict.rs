@@ -275,6 +275,7 @@ async fn judge(
     options: &ScoreOptions,
 ) {
     verdict.rows = Some(predicted.rows.len());
+    verdict.first_row = predicted.rows.first().cloned();
     if item.gold.is_empty() {
         match &item.expected_answer {
             Some(answer) => verdict.correct = answer_matches(answer, predicted),
@@ -306,6 +307,11 @@ async fn judge(
             Ok(()) => run(db, &gold_sql, &options.limits).await,
             Err(e) => Err(e),
         };
+        if let Ok(gold) = &gold
+            && verdict.gold_first_row.is_none()
+        {
+            verdict.gold_first_row = gold.rows.first().cloned();
+        }
         match gold {
             Ok(gold) => match compare(options.semantics, &gold, predicted, &gold_sql, &context) {
                 Comparison::Same => {

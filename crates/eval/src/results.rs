@@ -7,6 +7,8 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::dataset::Item;
 use crate::error::EvalError;
@@ -39,6 +41,12 @@ pub struct Verdict {
     pub answer: Option<String>,
     /// How many rows the prediction returned.
     pub rows: Option<usize>,
+    /// The prediction's first row, when it ran and returned one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_row: Option<Vec<Value>>,
+    /// The (first) gold result's first row, when the gold ran and returned one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_first_row: Option<Vec<Value>>,
     /// How many SQL attempts it took (1 for a predictions file).
     pub attempts: u32,
     /// How many model calls it took (0 for a predictions file).
@@ -71,6 +79,8 @@ impl Verdict {
             gold_error: None,
             answer: None,
             rows: None,
+            first_row: None,
+            gold_first_row: None,
             attempts: 0,
             model_calls: 0,
             tokens: 0,
@@ -156,4 +166,35 @@ pub fn read_verdicts(path: &Path) -> Result<Vec<Verdict>, EvalError> {
 /// The ids of the questions a log already has a verdict for (to skip them when resuming).
 pub fn finished_ids(path: &Path) -> Result<BTreeSet<String>, EvalError> {
     Ok(read_verdicts(path)?.into_iter().map(|v| v.id).collect())
+}
+
+/// What a run's verdicts depend on, as a short hex key (the first 16 hex digits of a SHA-256): the content of
+/// `files` (the data set's file, the predictions file) and `parts` (the scoring options, the model). A
+/// default verdict log named with it belongs to that content: another file under the same name, or the
+/// same file rewritten, gets another log.
+pub fn content_key(files: &[&Path], parts: &[&str]) -> Result<String, EvalError> {
+    let mut hash = Sha256::new();
+    for file in files {
+        let bytes = std::fs::read(file).map_err(|e| EvalError::io(file, e))?;
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    for part in parts {
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part.as_bytes());
+    }
+    Ok(hash
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Whether a logged verdict still stands for a rerun: it was scored the same way (`scoring`, see
+/// [`crate::ScoreOptions::label`]; a verdict without one is taken as such) and, when the run scores given SQL,
+/// for the same `prediction` text. Otherwise the question is scored again.
+pub fn is_current(verdict: &Verdict, prediction: Option<&str>, scoring: &str) -> bool {
+    verdict.scoring.as_deref().is_none_or(|s| s == scoring)
+        && prediction.is_none_or(|p| verdict.predicted_sql.as_deref() == Some(p))
 }

@@ -30,7 +30,7 @@ async fn demo_database() -> String {
 fn bench() -> Dataset {
     let dataset = Dataset::load(&common::testdata().join("steward-bench/demo.yaml"), None).unwrap();
     assert_eq!(dataset.format, Format::Steward);
-    assert_eq!(dataset.semantics, Semantics::Defog);
+    assert_eq!(dataset.semantics, Semantics::Steward);
     dataset
 }
 

@@ -169,3 +169,33 @@ pub(super) fn write(
     }
     file("verdicts.jsonl", &lines)
 }
+
+/// `--misses`: each question answered wrong, with the gold and predicted SQL and the first row of each
+/// result (on standard output, after the figures).
+pub(super) fn misses(dataset: &steward_eval::Dataset, verdicts: &[Verdict]) {
+    let row = |r: &Option<Vec<serde_json::Value>>| match r {
+        Some(cells) => serde_json::to_string(cells).unwrap_or_default(),
+        None => "(no row)".to_owned(),
+    };
+    let wrong: Vec<&Verdict> = verdicts.iter().filter(|v| !v.correct).collect();
+    crate::out::say!("\n{} wrong:", wrong.len());
+    for v in wrong {
+        let gold = dataset
+            .items
+            .iter()
+            .find(|i| i.id == v.id)
+            .map(|i| i.gold.join("\n           or "))
+            .unwrap_or_default();
+        crate::out::say!("\n[{}] {}", v.id, v.question);
+        crate::out::say!("  gold:      {gold}");
+        crate::out::say!(
+            "  predicted: {}",
+            v.predicted_sql.as_deref().unwrap_or("(none)")
+        );
+        crate::out::say!("  gold row:      {}", row(&v.gold_first_row));
+        match v.error.as_deref().or(v.gold_error.as_deref()) {
+            Some(error) => crate::out::say!("  predicted row: (failed) {error}"),
+            None => crate::out::say!("  predicted row: {}", row(&v.first_row)),
+        }
+    }
+}
