@@ -106,3 +106,34 @@ fn a_terminal_sees_the_retrieval_benchmark_progress() {
         "the bar counts the questions: {shown}"
     );
 }
+
+/// `--dataset` takes a data set as `steward eval` does, measured on its own databases: a Spider folder and a
+/// defog CSV (its PostgreSQL scripts translated to SQLite), no distractors.
+#[test]
+fn retrieval_measures_a_spider_or_defog_data_set_on_its_own_databases() {
+    for (path, tables, questions) in [
+        ("testdata/spider-slice", 16, 259),
+        ("testdata/defog/questions_gen_postgres.csv", 110, 210),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_steward"))
+            .args(["eval", "retrieval", "--dataset"])
+            .arg(root().join(path))
+            .args(["--budget", "1000", "--json"])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["tables"], tables, "{path}: {report}");
+        assert_eq!(report["distractor_tables"], 0, "{path}");
+        assert_eq!(report["questions"]["tune"], questions, "{path}");
+        let recall = report["splits"][0]["budgets"][0]["mean_recall"]
+            .as_f64()
+            .unwrap();
+        assert!(recall > 0.9, "{path}: {report}");
+    }
+}

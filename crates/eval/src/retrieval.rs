@@ -27,6 +27,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use steward_sql::{Catalog, ContextIndex};
 
+use crate::dataset::{Dataset, Format};
 use crate::error::EvalError;
 
 pub use merge::build_benchmark;
@@ -78,7 +79,8 @@ pub struct SourceSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
-    /// A Spider folder: `dev.json` and `database/<db>/<db>.sqlite`.
+    /// A Spider folder: `dev.json` and `database/<db>/<db>.sqlite`; or a BIRD folder or question file, with
+    /// `database/` or `dev_databases/` next to it.
     Spider,
     /// A defog folder: `databases/<db>/<db>.sql` (PostgreSQL) and question CSVs.
     Defog,
@@ -109,10 +111,107 @@ impl RetrievalSpec {
         Ok(spec)
     }
 
+    /// The spec of `path` when it is a spec file (a YAML mapping with `sources`); otherwise a spec that
+    /// measures the data set at `path` (any format [`Dataset::load`] reads, in `format` or the one it
+    /// guesses) on its own databases: no distractors, nothing held out.
+    pub fn load_any(path: &Path, format: Option<Format>) -> Result<Self, EvalError> {
+        if format.is_none() && is_spec(path) {
+            return Self::load(path);
+        }
+        Self::for_dataset(path, format)
+    }
+
+    /// A spec measuring one data set on its own databases (see [`RetrievalSpec::load_any`]): Spider and BIRD
+    /// read their SQLite files, defog its PostgreSQL scripts (`databases/<db>/<db>.sql` next to the CSV),
+    /// Steward's YAML its one database (the demo, or a SQLite file).
+    pub fn for_dataset(path: &Path, format: Option<Format>) -> Result<Self, EvalError> {
+        let format = match format {
+            Some(f) => f,
+            None => Format::guess(path)?,
+        };
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_owned();
+        let file_name = || PathBuf::from(path.file_name().unwrap_or_default());
+        let source = match format {
+            Format::Spider | Format::Bird => SourceSpec {
+                kind: SourceKind::Spider,
+                name: None,
+                path: Some(path.to_owned()),
+                questions: Vec::new(),
+            },
+            Format::Defog => SourceSpec {
+                kind: SourceKind::Defog,
+                name: None,
+                path: Some(parent.clone()),
+                questions: vec![file_name()],
+            },
+            Format::Steward => {
+                let dataset = Dataset::load(path, Some(Format::Steward))?;
+                let dbs: BTreeSet<&str> = dataset.items.iter().map(|i| i.db.trim()).collect();
+                let [db] = dbs.into_iter().collect::<Vec<_>>()[..] else {
+                    return Err(EvalError::Format(format!(
+                        "{} asks several databases (or none); retrieval measures a Steward file on one",
+                        path.display()
+                    )));
+                };
+                let file = dataset.base_dir.join(db);
+                if db == "demo" && !file.is_file() {
+                    SourceSpec {
+                        kind: SourceKind::Demo,
+                        name: Some("demo".to_owned()),
+                        path: None,
+                        questions: vec![path.to_owned()],
+                    }
+                } else {
+                    let name = Path::new(db)
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .unwrap_or("db")
+                        .to_owned();
+                    SourceSpec {
+                        kind: SourceKind::Sqlite,
+                        name: Some(name),
+                        path: Some(file),
+                        questions: vec![path.to_owned()],
+                    }
+                }
+            }
+        };
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("dataset")
+            .to_owned();
+        Ok(RetrievalSpec {
+            name,
+            seed: 0,
+            distractors: 0,
+            heldout_modulus: u64::MAX,
+            rows_per_table: default_rows(),
+            sources: vec![source],
+            base_dir: PathBuf::new(),
+        })
+    }
+
     /// Whether the questions of database `db` are held out.
     pub fn is_heldout(&self, db: &str) -> bool {
         fnv1a(db).is_multiple_of(self.heldout_modulus.max(1))
     }
+}
+
+/// Whether `path` is a retrieval spec: a YAML mapping with a `sources` key.
+fn is_spec(path: &Path) -> bool {
+    let yaml = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    yaml && std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_yaml::from_str::<serde_yaml::Mapping>(&t).ok())
+        .is_some_and(|m| m.contains_key("sources"))
 }
 
 /// FNV-1a, 64 bits: stable across runs, platforms and Rust versions.

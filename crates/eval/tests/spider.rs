@@ -164,15 +164,30 @@ async fn verdicts_equal_the_official_scorer_on_published_predictions() {
             &std::fs::read_to_string(dir.join(format!("{name}.official.json"))).unwrap(),
         )
         .unwrap();
-        let verdicts = score_all(&dataset, &predictions, ScoreOptions::new(Semantics::Spider)).await;
+        let verdicts =
+            score_all(&dataset, &predictions, ScoreOptions::new(Semantics::Spider)).await;
         let differ: Vec<String> = verdicts
             .iter()
             .zip(&official)
             .filter(|(v, o)| v.correct != (**o == 1))
-            .map(|(v, o)| format!("{} (official {o}): {:?} {:?}", v.id, v.predicted_sql, v.error))
+            .map(|(v, o)| {
+                format!(
+                    "{} (official {o}): {:?} {:?}",
+                    v.id, v.predicted_sql, v.error
+                )
+            })
             .collect();
-        assert!(differ.is_empty(), "{name}: {} differ:\n{}", differ.len(), differ.join("\n"));
+        assert!(
+            differ.is_empty(),
+            "{name}: {} differ:\n{}",
+            differ.len(),
+            differ.join("\n")
+        );
         let correct = official.iter().filter(|o| **o == 1).count();
-        assert_eq!(verdicts.iter().filter(|v| v.correct).count(), correct, "{name}");
+        assert_eq!(
+            verdicts.iter().filter(|v| v.correct).count(),
+            correct,
+            "{name}"
+        );
     }
 }

@@ -25,10 +25,15 @@ const DEMO_SCALE: u64 = 1;
 /// Arguments of `steward eval retrieval`.
 #[derive(Args, Debug)]
 pub(crate) struct RetrievalArgs {
-    /// The benchmark's spec (testdata/retrieval/merged.yaml): its source databases, question files, distractors
-    /// and held-out rule.
+    /// The benchmark's spec (testdata/retrieval/merged.yaml: its source databases, question files, distractors
+    /// and held-out rule), or a data set as `steward eval` takes it (Spider or BIRD folder or .json, defog .csv,
+    /// Steward .yaml), measured on its own databases.
     #[arg(long, value_name = "PATH")]
     dataset: PathBuf,
+
+    /// The data set's format, when --dataset is a data set whose format cannot be told from the path.
+    #[arg(long, value_name = "spider|bird|defog|steward", value_parser = super::parse_format)]
+    format: Option<steward_eval::Format>,
 
     /// Token budgets of the schema context (repeat for several; default 500, 1000 and 2000).
     #[arg(long = "budget", value_name = "N", value_parser = bounded::<usize, 1, 10_000_000>)]
@@ -75,8 +80,12 @@ impl Drop for TempDir {
 
 /// Runs `steward eval retrieval`.
 pub(crate) async fn run(args: RetrievalArgs) -> anyhow::Result<u8> {
-    let spec = RetrievalSpec::load(&args.dataset)
-        .with_context(|| format!("cannot read the retrieval spec {}", args.dataset.display()))?;
+    let spec = RetrievalSpec::load_any(&args.dataset, args.format).with_context(|| {
+        format!(
+            "cannot read {} as a retrieval spec or a data set",
+            args.dataset.display()
+        )
+    })?;
     let budgets = if args.budgets.is_empty() {
         vec![500, 1000, 2000]
     } else {
@@ -223,11 +232,14 @@ fn print_table(spec: &RetrievalSpec, bench: &Benchmark, report: &RetrievalReport
             report.full_schema_tokens
         ))
     );
-    println!(
-        "held out (FNV-1a of the database name divisible by {}): {}",
-        spec.heldout_modulus,
-        heldout_databases(spec, bench).join(", ")
-    );
+    let heldout = heldout_databases(spec, bench);
+    if !heldout.is_empty() {
+        println!(
+            "held out (FNV-1a of the database name divisible by {}): {}",
+            spec.heldout_modulus,
+            heldout.join(", ")
+        );
+    }
     if !bench.skipped.is_empty() {
         println!(
             "{} questions skipped: {}",

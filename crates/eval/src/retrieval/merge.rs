@@ -74,7 +74,11 @@ pub async fn build_benchmark(
         match source.kind {
             SourceKind::Spider => {
                 let dir = need_path(path, "spider")?;
-                let dataset = Dataset::load(&dir, Some(Format::Spider))?;
+                let format = match Format::guess(&dir)? {
+                    Format::Bird => Format::Bird,
+                    _ => Format::Spider,
+                };
+                let dataset = Dataset::load(&dir, Some(format))?;
                 let mut names: Vec<String> = Vec::new();
                 for item in &dataset.items {
                     if !names.contains(&item.db) {
@@ -83,10 +87,24 @@ pub async fn build_benchmark(
                     push_question(&mut raw, "spider", item, &item.db, Dialect::Sqlite);
                 }
                 for name in names {
-                    let file = dir
-                        .join("database")
-                        .join(&name)
-                        .join(format!("{name}.sqlite"));
+                    let tried: Vec<PathBuf> = ["database", "dev_databases"]
+                        .iter()
+                        .map(|d| {
+                            dataset
+                                .base_dir
+                                .join(d)
+                                .join(&name)
+                                .join(format!("{name}.sqlite"))
+                        })
+                        .collect();
+                    let Some(file) = tried
+                        .iter()
+                        .find(|p| p.is_file())
+                        .or(tried.first())
+                        .cloned()
+                    else {
+                        continue;
+                    };
                     dbs.push(from_sqlite(&name, &file, rows).await?);
                 }
             }
