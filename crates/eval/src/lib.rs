@@ -39,8 +39,11 @@
 //! `testdata/guard`, by class, run on a real engine through the guard and judged by its effect, and the
 //! legitimate reads the guard must not refuse (`steward eval guard`).
 //!
-//! Where the scoring departs from the official scripts, and why, is written next to each rule (see
-//! [`Semantics`] and the `score` module's files).
+//! `spider`, `bird` and `defog` give the official scorer's verdict, quirks included; each rule is written
+//! next to its code (see [`Semantics`] and the `score` module's files: `spider`, `defog`, `py`, and
+//! [`ScoreOptions::prepare`] for the texts). The few places where the official cannot be followed (it
+//! crashes, or Steward does not see what its driver sees) are listed in `docs/eval.md`. Steward's own,
+//! forgiving rules are [`Semantics::Steward`], never printed under an official name.
 
 mod dataset;
 mod error;
