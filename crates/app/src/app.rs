@@ -104,6 +104,8 @@ pub struct App {
     declared_writes: BTreeSet<String>,
     /// The run store.
     pub(crate) store: Option<RunStore>,
+    /// The knowledge the store holds for the business database, merged into the toolkit's.
+    pub(crate) stored_knowledge: Option<crate::checks::StoredDocument>,
     /// The business database as the command named it (`--db`), saved with parked runs.
     pub(crate) database_named: Option<String>,
     /// Where runs are traced (OpenTelemetry), when anywhere.
@@ -134,14 +136,19 @@ impl App {
         }
         let business = Self::open_business(&config, &options, &databases).await?;
         let access = crate::roles::access_fn(&config.roles);
+        // The knowledge saved in the store for this database joins the config's.
+        let stored_knowledge = match (&options.store, &business) {
+            (Some(store), Some(b)) => crate::checks::stored_knowledge(store, &b.url).await?,
+            _ => None,
+        };
+        let mut knowledge = config.knowledge.clone();
+        if let Some(stored) = &stored_knowledge {
+            knowledge.merge(stored.knowledge.clone());
+        }
         let (domain, kit) = match &business {
             Some(b) => {
-                let kit = SqlToolkit::with_knowledge(
-                    b.db.clone(),
-                    access.clone(),
-                    config.knowledge.clone(),
-                )
-                .await?;
+                let kit =
+                    SqlToolkit::with_knowledge(b.db.clone(), access.clone(), knowledge).await?;
                 let domain = if b.demo_schema {
                     Some(
                         Domain::open_with_access(
@@ -184,6 +191,7 @@ impl App {
             clock: options.clock,
             declared_writes,
             store: options.store,
+            stored_knowledge,
             database_named: options.db.map(|db| absolute_sqlite(&db, &config_names)),
             telemetry: None,
         };

@@ -1,8 +1,11 @@
 //! The checks an app passes once built: every agent's tools, sub-agents and model exist, and every role,
 //! principal and trusted tool names things that exist, each error naming its place in the config.
 
+use steward_sql::{Knowledge, SqlToolkit};
+
 use crate::App;
 use crate::error::{AppError, closest};
+use crate::store::RunStore;
 
 impl App {
     /// Checks that every agent's tools, sub-agents and model exist.
@@ -184,28 +187,94 @@ impl App {
     }
 }
 
+/// A knowledge document saved in the run store, read for one business database.
+#[derive(Clone, Debug)]
+pub struct StoredDocument {
+    /// The database's identity.
+    pub database: String,
+    /// The YAML text.
+    pub text: String,
+    /// What it says.
+    pub knowledge: Knowledge,
+}
+
+/// The knowledge `store` holds for the database at `url`, read (`None`: none saved). A document that does not
+/// read is an error that says how to replace or remove it.
+pub(crate) async fn stored_knowledge(
+    store: &RunStore,
+    url: &str,
+) -> Result<Option<StoredDocument>, AppError> {
+    let database = crate::declared::database_identity(url);
+    let Some(saved) = store
+        .knowledge(&database)
+        .await
+        .map_err(|e| AppError::Config(format!("the run store's knowledge cannot be read: {e}")))?
+    else {
+        return Ok(None);
+    };
+    let knowledge = parse_knowledge(&saved.document).map_err(|e| {
+        AppError::Config(format!(
+            "the knowledge saved in the run store for {database} (by {}, {}): {e}; replace it with `steward \
+             knowledge import FILE` or remove it with `steward knowledge clear`",
+            saved.updated_by,
+            saved.updated_at.format("%Y-%m-%d %H:%M")
+        ))
+    })?;
+    Ok(Some(StoredDocument {
+        database,
+        text: saved.document,
+        knowledge,
+    }))
+}
+
+/// A knowledge document: the `knowledge:` section's shape, or a file with a top-level `knowledge:` key. The
+/// error gives the line and column.
+pub fn parse_knowledge(text: &str) -> Result<Knowledge, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped {
+        knowledge: Knowledge,
+    }
+    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    if value.is_null() {
+        return Ok(Knowledge::default());
+    }
+    let wrapped = value
+        .as_mapping()
+        .is_some_and(|m| m.len() == 1 && m.contains_key("knowledge"));
+    if wrapped {
+        serde_yaml::from_str::<Wrapped>(text)
+            .map(|w| w.knowledge)
+            .map_err(|e| e.to_string())
+    } else {
+        serde_yaml::from_str::<Knowledge>(text).map_err(|e| e.to_string())
+    }
+}
+
 impl App {
-    /// The knowledge's problems the guard and the catalog find without asking the database: a description of
-    /// a table or column it lacks, a fragment that names no table, a statement the guard refuses. Each
-    /// at its `file:line:col`.
+    /// The knowledge's problems the guard and the catalog find without asking the database, for the config's
+    /// knowledge and the store's: a description of a table or column the database lacks, a fragment that names
+    /// no table, a statement the guard refuses. Each with its place: `file:line:col` in the config, or the
+    /// store's document.
     fn knowledge_problems(&self) -> Vec<(steward_sql::KnowledgeCheck, String)> {
-        let knowledge = &self.config.knowledge;
-        if knowledge.is_empty() {
-            return Vec::new();
-        }
-        let Some(kit) = &self.kit else {
-            return Vec::new();
-        };
-        knowledge
-            .checks(kit.guard(), kit.catalog())
-            .into_iter()
-            .map(|check| {
+        let mut out = Vec::new();
+        if let Some(kit) = &self.kit {
+            for check in self.config.knowledge.checks(kit.guard(), kit.catalog()) {
                 let mut path = vec!["knowledge"];
                 path.extend(check.path.iter().map(String::as_str));
                 let place = self.config.locate(&path);
-                (check, place)
-            })
-            .collect()
+                out.push((check, place));
+            }
+            if let Some(stored) = &self.stored_knowledge {
+                out.extend(document_problems(
+                    &stored.knowledge,
+                    &stored.text,
+                    &format!("the run store's knowledge for {}", stored.database),
+                    kit,
+                ));
+            }
+        }
+        out
     }
 
     /// At load: the knowledge must name what the database has and pass the guard.
@@ -230,28 +299,122 @@ impl App {
     }
 
     /// `config check`: the database prepares (never runs) each statement of the knowledge; what it refuses
-    /// (a table or column it lacks, a type error), at its `file:line:col`.
+    /// (a table or column it lacks, a type error), at its place.
     pub async fn check_knowledge(&self) -> Vec<String> {
-        let Some(kit) = &self.kit else {
-            return Vec::new();
-        };
-        let mut problems = Vec::new();
-        for (check, place) in self.knowledge_problems() {
-            if check.problem.is_some() || check.sql.is_empty() {
-                continue;
-            }
-            if let Err(e) = kit.database().prepares(&check.sql, false).await {
-                problems.push(format!(
-                    "{place}: the database refuses it: {}{}; compare the names with `steward schema`",
-                    e.message(),
-                    if check.path.last().is_some_and(|k| k == "sql") && check.path.first().is_some_and(|k| k == "examples") {
-                        String::new()
-                    } else {
-                        format!(" (checked as: {})", check.sql)
-                    }
-                ));
-            }
-        }
-        problems
+        prepare_problems(self.kit.as_deref(), self.knowledge_problems()).await
     }
+
+    /// Checks a knowledge document (`steward knowledge import`) against the business database as the config's
+    /// is checked — guard, names, and the database preparing each statement — and returns it, or every
+    /// problem at `name:line:col`.
+    pub async fn check_knowledge_document(
+        &self,
+        text: &str,
+        name: &str,
+    ) -> Result<Knowledge, Vec<String>> {
+        let Some(kit) = &self.kit else {
+            return Err(vec![
+                "there is no business database to check the knowledge against; name one with --db"
+                    .to_owned(),
+            ]);
+        };
+        let knowledge = parse_knowledge(text).map_err(|e| vec![format!("{name}: {e}")])?;
+        let found = document_problems(&knowledge, text, name, kit);
+        let mut problems: Vec<String> = found
+            .iter()
+            .filter_map(|(check, place)| check.problem.as_ref().map(|p| format!("{place}: {p}")))
+            .collect();
+        problems.extend(prepare_problems(Some(kit), found).await);
+        if problems.is_empty() {
+            Ok(knowledge)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// Saves `text` (checked first, see [`App::check_knowledge_document`]) as the store's knowledge for the
+    /// business database; every server using the store reads it when it starts. Returns what was saved.
+    pub async fn save_knowledge(
+        &self,
+        text: &str,
+        name: &str,
+        by: &str,
+    ) -> Result<Knowledge, Vec<String>> {
+        let knowledge = self.check_knowledge_document(text, name).await?;
+        let (Some(store), Some(business)) = (&self.store, self.business()) else {
+            return Err(vec![
+                "there is no run store to save the knowledge in".to_owned(),
+            ]);
+        };
+        store
+            .set_knowledge(&crate::declared::database_identity(&business.url), text, by)
+            .await
+            .map_err(|e| vec![format!("the run store did not save it: {e}")])?;
+        Ok(knowledge)
+    }
+
+    /// The knowledge the store holds for the business database, as it was imported.
+    pub fn stored_knowledge(&self) -> Option<&StoredDocument> {
+        self.stored_knowledge.as_ref()
+    }
+
+    /// The knowledge the agents use: the config's with the store's merged in.
+    pub fn knowledge(&self) -> Option<&Knowledge> {
+        self.kit.as_ref().map(|kit| kit.knowledge())
+    }
+}
+
+/// The checks of a knowledge document, each placed at `name:line:col` in `text`.
+fn document_problems(
+    knowledge: &Knowledge,
+    text: &str,
+    name: &str,
+    kit: &SqlToolkit,
+) -> Vec<(steward_sql::KnowledgeCheck, String)> {
+    let wrapped = text
+        .lines()
+        .any(|l| l.trim_end() == "knowledge:" || l.starts_with("knowledge:"));
+    knowledge
+        .checks(kit.guard(), kit.catalog())
+        .into_iter()
+        .map(|check| {
+            let mut path: Vec<&str> = if wrapped {
+                vec!["knowledge"]
+            } else {
+                Vec::new()
+            };
+            path.extend(check.path.iter().map(String::as_str));
+            let (line, column) = crate::config::locate(text, &path).unwrap_or((1, 1));
+            (check, format!("{name}:{line}:{column}"))
+        })
+        .collect()
+}
+
+/// The database's refusals of the statements that passed the guard, each at its place.
+async fn prepare_problems(
+    kit: Option<&SqlToolkit>,
+    checks: Vec<(steward_sql::KnowledgeCheck, String)>,
+) -> Vec<String> {
+    let Some(kit) = kit else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for (check, place) in checks {
+        if check.problem.is_some() || check.sql.is_empty() {
+            continue;
+        }
+        if let Err(e) = kit.database().prepares(&check.sql, false).await {
+            let example = check.path.first().is_some_and(|k| k == "examples");
+            problems.push(format!(
+                "{place}: the database refuses it: {}{}; compare the names with `steward schema`",
+                e.message(),
+                if example {
+                    String::new()
+                } else {
+                    format!(" (checked as: {})", check.sql)
+                }
+            ));
+        }
+    }
+    problems
 }

@@ -379,7 +379,7 @@ fn locate_text(text: &str, needle: &str) -> Option<(usize, usize)> {
 /// Line and column of the key at `path` in a block-style YAML text: each key is looked for below the
 /// previous one, at a deeper indentation; a number is an item of the list below the previous key (`0` the
 /// first), and the keys after it are looked for in that item only.
-fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+pub(crate) fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
     let mut found = None;
     let mut start = 0usize;
     let mut min_indent = 0usize;
@@ -440,6 +440,16 @@ fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
                 hit = Some((n, key_col));
                 break;
             }
+            // A flow mapping on one line: `- {question: …, sql: …}`.
+            if key_text.starts_with('{')
+                && let Some(at) = [format!("{{{key}:"), format!(" {key}:"), format!(",{key}:")]
+                    .iter()
+                    .filter_map(|k| key_text.find(k.as_str()).map(|i| i + 1))
+                    .min()
+            {
+                hit = Some((n, key_col + at));
+                break;
+            }
         }
         let (n, col) = hit?;
         found = Some((n + 1, col + 1));
@@ -481,5 +491,8 @@ mod tests {
             Some((8, 7))
         );
         assert_eq!(locate(text, &["knowledge", "examples", "2"]), None);
+        let flow = "examples:\n  - {question: q, sql: one}\n  - {sql: two}\n";
+        assert_eq!(locate(flow, &["examples", "0", "sql"]), Some((2, 19)));
+        assert_eq!(locate(flow, &["examples", "1", "sql"]), Some((3, 6)));
     }
 }

@@ -52,6 +52,7 @@ pub mod tools;
 pub use agents::{AgentDef, LimitsDef, ModeDef};
 pub use app::{App, AppOptions, Business, DatabaseChoice, choose_database};
 pub use audited::Surface;
+pub use checks::{StoredDocument, parse_knowledge};
 pub use config::Config;
 pub use error::{AppError, ErrorKind};
 pub use models::{ModelCache, ModelChoice, RunModels};

@@ -14,6 +14,7 @@ mod eval;
 mod exit;
 mod format;
 mod init;
+mod knowledge;
 mod markdown;
 mod mcp;
 mod out;
@@ -70,6 +71,9 @@ enum Command {
     /// List the tools the model sees, or call one exactly as the model would, without a model.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Show, import, export or clear the business knowledge (glossary, metrics, examples) kept in the run store.
+    #[command(subcommand)]
+    Knowledge(knowledge::KnowledgeCommand),
     /// Check the config file, or show it resolved.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &config, &runtime),
         Command::Tools(command) => runtime.block_on(tools::run(command, &config)),
         Command::Config(command) => runtime.block_on(config_cmd::run(command, &config)),
+        Command::Knowledge(command) => runtime.block_on(knowledge::run(command, &config)),
         Command::Runs(command) => runtime.block_on(runs::run(command, &config)),
         Command::Approvals(command) => runtime.block_on(approvals::run(command, &config)),
         Command::Changes(command) => runtime.block_on(changes::run(command, &config)),

@@ -42,6 +42,9 @@ pub(crate) struct SchemaArgs {
 
     #[command(flatten)]
     identity: crate::agents::IdentityArgs,
+
+    #[command(flatten)]
+    store: crate::runs::StoreArgs,
 }
 
 /// Runs `steward schema`.
@@ -49,7 +52,9 @@ pub(crate) async fn run(args: SchemaArgs, config: &ConfigFile) -> anyhow::Result
     let url = crate::agents::resolve_db(config, args.db.as_deref())?;
     // Exactly what the analyst's model gets: the app's toolkit, with the config's knowledge, as the principal's
     // role may see it (what it may read, nothing of others' rows).
-    let app = crate::agents::build_app(config, args.db.as_deref()).await?;
+    // With the run store's knowledge for the database, as the agents have it.
+    let store = crate::runs::store_for_runs(config, &args.store, false).await?;
+    let app = crate::agents::build_app_with(config, args.db.as_deref(), store).await?;
     let principal = args.identity.principal(app.config())?;
     if let Some(db) = app.business().map(|b| b.db.clone()) {
         db::note_privileges(&db, &url, db::Repeat::Once);

@@ -353,3 +353,86 @@ async fn a_role_never_sees_knowledge_over_what_it_may_not_read_postgres() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     roles_apply(&url).await;
 }
+
+#[test]
+fn knowledge_imported_into_the_store_is_checked_shared_exported_and_cleared() {
+    let db = sqlite_db();
+    let config = config(&db, "");
+    let dir = scratch_dir("knowledge-store");
+    let store = format!("sqlite://{dir}/store.sqlite");
+    let file = format!("{dir}/team.yaml");
+    let team = "glossary:\n  - term: big order\n    meaning: an order over 100 euros\n    sql: orders.total > 100\nmetrics:\n  average_basket:\n    sql: AVG(orders.total)\n    synonyms: [basket size]\n";
+    std::fs::write(&file, team).unwrap();
+    let with_store = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-c", &config, "--store", &store]);
+        steward(&all, &[], "")
+    };
+    // Refused, located in the file, nothing saved.
+    let bad = format!("{dir}/bad.yaml");
+    std::fs::write(&bad, "metrics:\n  m:\n    sql: AVG(orders.nope)\nexamples:\n  - {question: x, sql: DROP TABLE orders}\n").unwrap();
+    let out = with_store(&["knowledge", "import", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bad.yaml:3:5: the database refuses it") && err.contains("nope"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.yaml:5:19: the guard refuses this query"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was saved"), "{err}");
+    let out = with_store(&["knowledge", "export"]);
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+
+    // Saved: another command (another server) with the same store uses it.
+    let out = with_store(&["knowledge", "import", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("1 glossary entry, 1 metric"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = with_store(&["schema", "--question", "average basket size of big orders"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("-- average_basket = AVG(orders.total)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("-- big order: an order over 100 euros SQL: orders.total > 100"),
+        "{shown}"
+    );
+    // Merged with the config's.
+    let out = with_store(&["knowledge", "show"]);
+    let all = text(&out.stdout);
+    assert!(
+        all.contains("average_basket") && all.contains("revenue"),
+        "{all}"
+    );
+    // Exported as it was imported.
+    let out = with_store(&["knowledge", "export"]);
+    assert_eq!(text(&out.stdout).trim_end(), team.trim_end());
+    // Another store knows nothing of it.
+    let other = format!("sqlite://{dir}/other.sqlite");
+    let out = steward(
+        &[
+            "schema",
+            "-c",
+            &config,
+            "--store",
+            &other,
+            "--question",
+            "average basket size of big orders",
+        ],
+        &[],
+        "",
+    );
+    assert!(!text(&out.stdout).contains("average_basket"));
+    // Cleared.
+    let out = with_store(&["knowledge", "clear"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = with_store(&["schema", "--question", "average basket size of big orders"]);
+    assert!(!text(&out.stdout).contains("average_basket"));
+}

@@ -117,6 +117,34 @@ impl Knowledge {
             && self.examples.is_empty()
     }
 
+    /// Adds `other` to this knowledge: its table and column descriptions, glossary entries (by term) and metrics
+    /// (by name) replace those of the same name; its examples are added unless already there.
+    pub fn merge(&mut self, other: Knowledge) {
+        for (table, note) in other.tables {
+            let mine = self.tables.entry(table).or_default();
+            if note.description.is_some() {
+                mine.description = note.description;
+            }
+            mine.columns.extend(note.columns);
+        }
+        for entry in other.glossary {
+            match self
+                .glossary
+                .iter_mut()
+                .find(|e| e.term.eq_ignore_ascii_case(&entry.term))
+            {
+                Some(mine) => *mine = entry,
+                None => self.glossary.push(entry),
+            }
+        }
+        self.metrics.extend(other.metrics);
+        for example in other.examples {
+            if !self.examples.contains(&example) {
+                self.examples.push(example);
+            }
+        }
+    }
+
     /// `catalog` with the descriptions of `tables` as its tables' and columns' comments.
     pub fn annotate(&self, catalog: &Catalog) -> Catalog {
         let mut annotated = catalog.clone();
