@@ -47,6 +47,7 @@
 
 mod dataset;
 mod error;
+mod examples;
 mod guard;
 mod predict;
 mod results;
@@ -59,6 +60,11 @@ mod svg;
 
 pub use dataset::{Dataset, Format, Item};
 pub use error::EvalError;
+pub use examples::{
+    ExampleDb, ExampleQuestion, ExampleResult, ExamplesReport, HELDOUT_MODULUS, HIT_AT, HitFigures,
+    RankedExample, TABLES_RANKED, example_questions, example_split, gold_dialect, measure_examples,
+    normalized_sql, sql_skeleton,
+};
 pub use guard::{
     AttackOutcome, AttackResult, AttackTally, Effect, GuardCase, GuardCorpus, GuardEngine,
     GuardReport, PassTally, ReadOutcome, ReadResult, ReadTally, run_guard_bench,
@@ -67,7 +73,7 @@ pub use predict::{ScoreOptions, read_predictions, score_item, score_item_with, s
 pub use results::{Verdict, VerdictLog, content_key, finished_ids, is_current, read_verdicts};
 pub use retrieval::{
     Benchmark, BudgetFigures, Miss, RetrievalQuestion, RetrievalReport, RetrievalSpec, SourceKind,
-    SourceSpec, Split, SplitFigures, build_benchmark, measure, measure_with,
+    SourceSpec, Split, SplitFigures, build_benchmark, defog_sqlite, measure, measure_with,
 };
 pub use score::{Comparison, MatchContext, Rows, Semantics, answer_matches, compare, matches};
 pub use scorer::Scorer;

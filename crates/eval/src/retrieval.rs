@@ -30,7 +30,7 @@ use steward_sql::{Catalog, ContextIndex};
 use crate::dataset::{Dataset, Format};
 use crate::error::EvalError;
 
-pub use merge::build_benchmark;
+pub use merge::{build_benchmark, defog_sqlite};
 
 /// What the benchmark is built from (`testdata/retrieval/merged.yaml`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

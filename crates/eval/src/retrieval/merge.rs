@@ -474,3 +474,12 @@ async fn write_sqlite(out: &Path, tables: &[TableDef]) -> Result<(), EvalError> 
     db.close().await;
     Ok(())
 }
+
+/// A defog database's PostgreSQL load script (`databases/<db>/<db>.sql`) as a new SQLite file at `out`, read
+/// as the merged schema reads it (the first `rows` rows of each table): for a catalog without PostgreSQL.
+pub async fn defog_sqlite(script: &Path, out: &Path, rows: usize) -> Result<(), EvalError> {
+    let text = std::fs::read_to_string(script).map_err(|e| EvalError::io(script, e))?;
+    let tables =
+        defog_ddl::parse(&text, rows).map_err(|m| EvalError::malformed(script, None, m))?;
+    write_sqlite(out, &tables).await
+}
