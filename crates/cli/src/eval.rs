@@ -7,6 +7,7 @@
 //! agent (see `agent`), keeps the log and shows the figures (see `report`).
 
 mod agent;
+mod examples;
 mod guard;
 mod report;
 mod retrieval;
@@ -139,6 +140,9 @@ enum EvalCommand {
     /// effect (held or escaped), and the legitimate reads it must allow (false refusals). Exit code 1 when an
     /// attack escaped.
     Guard(guard::GuardArgs),
+    /// Example retrieval, no model: with the other questions of its database as verified examples, does the
+    /// ranking put one with the same SQL skeleton among the first k (hit@1, hit@3, hit@5)?
+    Examples(examples::ExamplesArgs),
 }
 
 /// The format of `--format`.
@@ -205,6 +209,7 @@ pub(crate) async fn run(args: EvalArgs, config: &ConfigFile) -> anyhow::Result<u
         return match command {
             EvalCommand::Retrieval(retrieval) => retrieval::run(retrieval).await,
             EvalCommand::Guard(guard) => guard::run(guard).await,
+            EvalCommand::Examples(examples) => examples::run(examples).await,
         };
     }
     let Some(path) = args.dataset.as_deref() else {

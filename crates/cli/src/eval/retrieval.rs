@@ -175,7 +175,7 @@ pub(crate) async fn run(args: RetrievalArgs) -> anyhow::Result<u8> {
 }
 
 /// Generates the demo database (fixed seed, scale and day: the same file every run).
-async fn generate_demo(path: &Path) -> anyhow::Result<PathBuf> {
+pub(super) async fn generate_demo(path: &Path) -> anyhow::Result<PathBuf> {
     let _ = std::fs::remove_file(path);
     let db = Database::connect(&format!("sqlite://{}?mode=rwc", path.display()))
         .await
