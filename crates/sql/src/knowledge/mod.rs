@@ -416,12 +416,72 @@ pub struct ExampleIndex<'a> {
     examples: &'a [Example],
     words: Vec<BTreeSet<String>>,
     tables: Vec<Vec<String>>,
+    /// The shape cues of each one's question (see [`shape_cues`]).
+    shapes: Vec<BTreeSet<&'static str>>,
     /// How rare each word is among the examples' questions (inverse document frequency).
     idf: HashMap<String, f64>,
 }
 
 /// What a matching table adds to an example's score, relative to a question word.
 const TABLE_WEIGHT: f64 = 0.5;
+/// What a shared shape cue adds to an example's score, relative to a question word.
+const SHAPE_WEIGHT: f64 = 1.0;
+
+/// Phrases that tell the kind of query a question asks for (a count, an average, a grouping, a negation),
+/// each with its cue: words a question's terms drop as stop words, though they tell an example's shape.
+const SHAPE_CUES: &[(&str, &str)] = &[
+    ("how many", "count"),
+    ("number of", "count"),
+    ("count", "count"),
+    ("average", "avg"),
+    ("mean", "avg"),
+    ("total", "sum"),
+    ("sum", "sum"),
+    ("maximum", "max"),
+    ("highest", "max"),
+    ("most", "max"),
+    ("largest", "max"),
+    ("minimum", "min"),
+    ("lowest", "min"),
+    ("least", "min"),
+    ("smallest", "min"),
+    ("each", "group"),
+    ("per", "group"),
+    ("every", "group"),
+    ("order", "order"),
+    ("sort", "order"),
+    ("ascending", "order"),
+    ("descending", "order"),
+    ("not", "not"),
+    ("without", "not"),
+    ("never", "not"),
+    ("both", "both"),
+    ("either", "either"),
+    ("more than", "compare"),
+    ("less than", "compare"),
+    ("greater", "compare"),
+    ("fewer", "compare"),
+    ("at least", "compare"),
+    ("distinct", "distinct"),
+    ("different", "distinct"),
+];
+
+/// The shape cues of a question (see [`SHAPE_CUES`]).
+fn shape_cues(question: &str) -> BTreeSet<&'static str> {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let text = format!(" {} ", words.join(" "));
+    SHAPE_CUES
+        .iter()
+        .filter(|(phrase, _)| {
+            text.contains(&format!(" {phrase} ")) || text.contains(&format!(" {phrase}s "))
+        })
+        .map(|(_, cue)| *cue)
+        .collect()
+}
 
 impl<'a> ExampleIndex<'a> {
     /// Indexes `examples`; `guard` reads the tables each one's SQL reads.
@@ -452,10 +512,12 @@ impl<'a> ExampleIndex<'a> {
             .into_iter()
             .map(|(word, count)| (word, ((n + 1.0) / (count as f64 + 0.5)).ln() + 1.0))
             .collect();
+        let shapes = examples.iter().map(|e| shape_cues(&e.question)).collect();
         Self {
             examples,
             words,
             tables,
+            shapes,
             idf,
         }
     }
@@ -466,6 +528,7 @@ impl<'a> ExampleIndex<'a> {
     pub fn ranked(&self, question: &str, tables: &[&str]) -> Vec<(usize, f64)> {
         let asked: BTreeSet<String> = terms(question).into_iter().collect();
         let relevant: BTreeSet<String> = tables.iter().map(|t| t.to_ascii_lowercase()).collect();
+        let cues = shape_cues(question);
         let mut scored: Vec<(usize, f64)> = self
             .examples
             .iter()
@@ -486,7 +549,14 @@ impl<'a> ExampleIndex<'a> {
                 } else {
                     TABLE_WEIGHT * touching / self.tables[i].len() as f64
                 };
-                (i, if shared > 0.0 { lexical + table } else { 0.0 })
+                let shape = SHAPE_WEIGHT * self.shapes[i].intersection(&cues).count() as f64
+                    / (self.shapes[i].len().max(1) as f64).sqrt();
+                let score = if shared > 0.0 || shape > 0.0 {
+                    lexical + table + shape
+                } else {
+                    0.0
+                };
+                (i, score)
             })
             .filter(|(_, score)| *score > 0.0)
             .collect();

@@ -273,3 +273,30 @@ fn examples_rank_by_rare_shared_words_then_tables() {
     assert_eq!(ranked.first().map(|r| r.0), Some(0));
     assert!(index.ranked("weather tomorrow", &[]).is_empty());
 }
+
+#[test]
+fn examples_of_the_same_kind_rank_by_their_shape_cues() {
+    let pool = vec![
+        Example {
+            question: "List the countries of Europe".into(),
+            sql: "SELECT name FROM countries WHERE continent = 'Europe'".into(),
+        },
+        Example {
+            question: "How many countries are in Asia?".into(),
+            sql: "SELECT count(*) FROM countries WHERE continent = 'Asia'".into(),
+        },
+        Example {
+            question: "How many car makers are there?".into(),
+            sql: "SELECT count(*) FROM car_makers".into(),
+        },
+    ];
+    let guard = Guard::new(Dialect::Sqlite);
+    let index = ExampleIndex::new(&pool, &guard);
+    // The same topic word in both: the count comes first.
+    let ranked = index.ranked("How many countries are in Africa?", &[]);
+    assert_eq!(ranked.first().map(|r| r.0), Some(1), "{ranked:?}");
+    // No word in common, but the same kind of question: ranked, not left out.
+    let ranked = index.ranked("How many continents are there?", &[]);
+    assert!(ranked.iter().any(|r| r.0 == 2), "{ranked:?}");
+    assert!(index.ranked("weather tomorrow", &[]).is_empty());
+}
