@@ -77,6 +77,7 @@ const STORE_TABLES: &[&str] = &[
     "conversations",
     "conversation_messages",
     "change_sets",
+    "knowledge",
     "_sqlx_migrations",
     "schema_version",
 ];

@@ -299,6 +299,8 @@ async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static
 
 /// Back to the schema before step 8 (and the steps after it).
 const UNDO_STEP_8: &[&str] = &[
+    "DELETE FROM _sqlx_migrations WHERE version = 12",
+    "DROP TABLE knowledge",
     "DELETE FROM _sqlx_migrations WHERE version = 11",
     "ALTER TABLE runs DROP COLUMN database",
     "DELETE FROM _sqlx_migrations WHERE version = 10",
@@ -310,6 +312,7 @@ const UNDO_STEP_8: &[&str] = &[
 
 /// Back to the schema before step 8, as the migrator before sqlx's recorded it (in `schema_version`).
 const LEGACY_BEFORE_STEP_8: &[&str] = &[
+    "DROP TABLE knowledge",
     "ALTER TABLE runs DROP COLUMN database",
     "DROP TABLE change_sets",
     "ALTER TABLE conversation_messages DROP COLUMN tainted_by",

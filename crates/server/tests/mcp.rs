@@ -28,6 +28,13 @@ roles:
       read: {Artist: "*", Album: "*", Track: [TrackId, Name, AlbumId]}
 principals:
   ada: {role: reader}
+knowledge:
+  tables:
+    Track:
+      description: One row per song of the shop.
+      columns:
+        Name: The song's title as printed on the album.
+        Composer: composer-canary who wrote it.
 "#;
 
 /// A copy of the Chinook database, and the app over it with `CONFIG`.
@@ -251,8 +258,15 @@ async fn an_mcp_client_over_http_gets_the_callers_tools_schema_and_refusals() {
     for column in ["TrackId", "Name", "AlbumId"] {
         assert!(track.contains(column), "{track}");
     }
-    for column in ["Composer", "UnitPrice", "GenreId"] {
+    for column in ["Composer", "UnitPrice", "GenreId", "composer-canary"] {
         assert!(!track.contains(column), "{track}");
+    }
+    // The team's descriptions, of what the role may see only.
+    for described in [
+        "One row per song of the shop.",
+        "The song's title as printed on the album.",
+    ] {
+        assert!(track.contains(described), "{track}");
     }
     assert!(reads[2]["protocol_error"].is_string(), "{}", reads[2]);
 

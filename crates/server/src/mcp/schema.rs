@@ -62,7 +62,15 @@ async fn catalog_for(
     principal: &Principal,
     db: &Database,
 ) -> Result<Catalog, String> {
-    let catalog = db.catalog().await.map_err(|e| e.to_string())?;
+    let mut catalog = db.catalog().await.map_err(|e| e.to_string())?;
+    // The business database's tables and columns carry the team's descriptions, as the agents see them.
+    let business = server
+        .app
+        .business()
+        .is_some_and(|b| std::ptr::eq(Arc::as_ptr(&b.db), db));
+    if business && let Some(knowledge) = server.app.knowledge() {
+        catalog = Arc::new(knowledge.annotate(&catalog));
+    }
     let access = steward_app::roles::access_fn(&server.app.config().roles)
         .of(principal, db.dialect())
         // A role whose access cannot be worked out reads nothing.
