@@ -78,6 +78,7 @@ const STORE_TABLES: &[&str] = &[
     "conversation_messages",
     "change_sets",
     "knowledge",
+    "verified_examples",
     "_sqlx_migrations",
     "schema_version",
 ];

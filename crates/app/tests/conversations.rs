@@ -299,6 +299,8 @@ async fn upgrade_fills_the_taint_of_earlier_messages(url: &str, undo: &[&'static
 
 /// Back to the schema before step 8 (and the steps after it).
 const UNDO_STEP_8: &[&str] = &[
+    "DELETE FROM _sqlx_migrations WHERE version = 13",
+    "DROP TABLE verified_examples",
     "DELETE FROM _sqlx_migrations WHERE version = 12",
     "DROP TABLE knowledge",
     "DELETE FROM _sqlx_migrations WHERE version = 11",
@@ -312,6 +314,7 @@ const UNDO_STEP_8: &[&str] = &[
 
 /// Back to the schema before step 8, as the migrator before sqlx's recorded it (in `schema_version`).
 const LEGACY_BEFORE_STEP_8: &[&str] = &[
+    "DROP TABLE verified_examples",
     "DROP TABLE knowledge",
     "ALTER TABLE runs DROP COLUMN database",
     "DROP TABLE change_sets",

@@ -102,6 +102,12 @@ const STEPS: &[Step] = &[
         sqlite: include_str!("migrations/sqlite_0012_knowledge.sql"),
         postgres: include_str!("migrations/postgres_0012_knowledge.sql"),
     },
+    Step {
+        version: 13,
+        description: "examples",
+        sqlite: include_str!("migrations/sqlite_0013_examples.sql"),
+        postgres: include_str!("migrations/postgres_0013_examples.sql"),
+    },
 ];
 
 /// The step whose data part runs in Rust after it.

@@ -17,7 +17,8 @@
 //!   gives the order they happened in; `record` is the [`EventRecord`] as JSON;
 //! - `tool_calls`: one row per call (refused calls included), with its raw arguments and its result;
 //! - `audit_trail`: one record per settled tool call, in one hash chain for the whole store (see
-//!   [`RunStore::audit`] and [`RunStore::verify_audit`]; the chain is described in `audit.rs`).
+//!   [`RunStore::audit`] and [`RunStore::verify_audit`]; the chain is described in `audit.rs`);
+//! - `verified_examples`: questions with the SQL that answered them, per database (see `examples.rs`).
 //!
 //! Provider errors in outcomes and tool diagnostics are stored with URL secrets redacted.
 
@@ -26,6 +27,7 @@ mod backlog;
 mod change_sets;
 mod conversations;
 mod engine;
+mod examples;
 mod health;
 mod knowledge;
 mod migrate;
@@ -54,6 +56,7 @@ use steward_core::{EventRecord, Outcome, Usage};
 pub use audit::{AuditRecord, AuditReport, ChainBreak, GENESIS, sql_fingerprint};
 pub use change_sets::ChangeSet;
 pub use conversations::{Conversation, ConversationMessage, Deleted, Reply, TurnRefused};
+pub use examples::{Added, ExampleSource, NewExample, SavedExample};
 pub use health::{StoreFault, StoreFaultKind};
 pub use knowledge::StoredKnowledge;
 pub use observer::{CostFn, FLUSH_WAIT, Recording, StoreObserver};
