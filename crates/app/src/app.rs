@@ -110,6 +110,8 @@ pub struct App {
     pub(crate) database_named: Option<String>,
     /// Where runs are traced (OpenTelemetry), when anywhere.
     pub(crate) telemetry: Option<Telemetry>,
+    /// When the toolkit's saved examples were loaded from the run store.
+    pub(crate) examples_loaded: crate::examples::Loaded,
 }
 
 impl std::fmt::Debug for App {
@@ -194,8 +196,14 @@ impl App {
             stored_knowledge,
             database_named: options.db.map(|db| absolute_sqlite(&db, &config_names)),
             telemetry: None,
+            examples_loaded: crate::examples::Loaded::default(),
         };
         app.check()?;
+        // The examples saved for this database, beside the config's: a store that cannot read them leaves
+        // the config's alone (said on the log), as a run store that fails never stops an answer.
+        if let Err(e) = app.load_examples().await {
+            tracing::warn!("the verified examples saved in the run store could not be read: {e}");
+        }
         Ok(app)
     }
 

@@ -508,6 +508,7 @@ impl Session {
         // The person decides once, on every write of the run (its change set): at the terminal, or later from
         // the saved set.
         options.staging = interactive() || app.store().is_some();
+        app.refresh_examples().await;
         let turn = app.turn(&principal, &name, options)?;
         Ok(Self {
             turn,

@@ -112,6 +112,8 @@ pub(crate) async fn assemble(
     options.tainted_by = tainted_by;
     options.temperature = settings.temperature;
     options.max_output_tokens = settings.max_tokens;
+    // Examples another server saved since are seen within a few seconds (one query at most per interval).
+    app.refresh_examples().await;
     let turn = app.turn(principal, agent, options)?;
     Ok((
         Turn {

@@ -103,6 +103,7 @@ pub(super) async fn call(
     options.tainted_by = server.tainted_by(principal);
     // Writes held for review are staged, and saved as one change set for a person to apply.
     options.staging = app.store().is_some();
+    app.refresh_examples().await;
     let turn = match app.turn(principal, AGENT, options) {
         Ok(turn) => turn,
         Err(e) => {
