@@ -78,13 +78,13 @@ pub struct Server {
         api::me, api::create_conversation, api::list_conversations, api::get_conversation,
         api::patch_conversation, api::delete_conversation, api::post_message, api::stop_turn,
         api::list_approvals, api::decide, api::list_changes, api::get_change_set, api::decide_changes,
-        api::chart, api::runs, api::run, api::audit,
+        api::add_example, api::list_examples, api::chart, api::runs, api::run, api::audit,
         openai::models, openai::model, openai::chat_completions,
     ),
     components(schemas(
         state::Settings, state::ErrorBody, wire::ServerEvent, wire::ApprovalView, wire::Table,
         wire::ChangeSetView, wire::ChangeView, wire::TableChanges, wire::RowChangeView, wire::FieldView,
-        wire::RunOutcome, chart::Chart, chart::ChartKind,
+        wire::RunOutcome, chart::Chart, chart::ChartKind, api::NewExample, api::ExampleView,
     )),
     modifiers(&BearerAuth),
 )]
@@ -297,6 +297,10 @@ impl Server {
             .route(
                 "/api/changes/{id}",
                 get(api::get_change_set).post(api::decide_changes),
+            )
+            .route(
+                "/api/examples",
+                post(api::add_example).get(api::list_examples),
             )
             .route("/api/chart", post(api::chart))
             .route("/api/runs", get(api::runs))

@@ -25,12 +25,14 @@ mod admin;
 mod approvals;
 mod changes;
 mod conversations;
+mod examples;
 mod messages;
 
 pub(crate) use admin::*;
 pub(crate) use approvals::*;
 pub(crate) use changes::*;
 pub(crate) use conversations::*;
+pub(crate) use examples::*;
 pub(crate) use messages::*;
 
 type Api<T> = Result<T, ApiError>;

@@ -1,0 +1,303 @@
+//! `POST /api/examples` (the thumbs-up) and `GET /api/examples`, by effect: an example is saved only from SQL
+//! that ran, for a run of the caller's; a role never sees — in the list or in the analyst's instructions — an
+//! example over a table it may not read.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use steward_app::store::RunStore;
+use steward_app::{App, AppOptions, Config};
+use steward_core::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall};
+use steward_server::{ModelChoice, Server, ServerOptions, token_hash};
+
+use common::{Running, events};
+
+/// Runs the SQL a message carries in `[sql: …]` with run_sql, then answers; a message without answers at once.
+/// Keeps the system prompt of each request.
+#[derive(Debug, Default)]
+struct SqlBot {
+    prompts: Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Model for SqlBot {
+    fn name(&self) -> &str {
+        "sql-bot"
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if let Some(Message::System { content }) = request.messages.first() {
+            self.prompts.lock().unwrap().push(content.clone());
+        }
+        if matches!(request.messages.last(), Some(Message::Tool { .. })) {
+            return Ok(ModelResponse::text("Done."));
+        }
+        let asked = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::User { content } => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        match asked
+            .split_once("[sql: ")
+            .and_then(|(_, rest)| rest.split_once(']'))
+        {
+            Some((sql, _)) => Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1",
+                "run_sql",
+                json!({ "sql": sql }).to_string(),
+            )])),
+            None => Ok(ModelResponse::text("Nothing to look up.")),
+        }
+    }
+}
+
+const ADA: &str = "token-of-ada-clerk";
+const BEA: &str = "token-of-bea-clerk";
+const UNA: &str = "token-of-una-auditor";
+
+/// A server on a shop database (`orders`, `customers`) where clerks read only `orders` and auditors all.
+async fn start(bot: Arc<SqlBot>) -> Running {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "examples-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shop = dir.join("shop.sqlite");
+    let db = steward_sql::Database::connect(&format!("sqlite://{}?mode=rwc", shop.display()))
+        .await
+        .unwrap();
+    db.execute_script(
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, salary REAL);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, total REAL NOT NULL);
+         INSERT INTO customers (name, salary) VALUES ('Ann', 100), ('Bob', 200);
+         INSERT INTO orders (customer_id, total) VALUES (1, 10), (2, 32.5);",
+    )
+    .await
+    .unwrap();
+    db.close().await;
+    let text = format!(
+        r#"
+databases:
+  shop: sqlite://{shop}
+defaults: {{agent: analyst}}
+roles:
+  clerk: {{agents: [analyst], sql: {{read: {{orders: "*"}}}}}}
+  auditor: {{agents: [analyst]}}
+principals:
+  ada: {{role: clerk}}
+  bea: {{role: clerk}}
+  una: {{role: auditor}}
+server:
+  tokens:
+    - {{name: ada, sha256: {ada}, principal: ada}}
+    - {{name: bea, sha256: {bea}, principal: bea}}
+    - {{name: una, sha256: {una}, principal: una}}
+"#,
+        shop = shop.display(),
+        ada = token_hash(ADA),
+        bea = token_hash(BEA),
+        una = token_hash(UNA),
+    );
+    let config = Config::parse(&text, &dir.join("steward.yaml")).unwrap();
+    let store = RunStore::open(Some(&format!("sqlite://{}/store.sqlite", dir.display())))
+        .await
+        .unwrap();
+    let app = App::build(
+        config,
+        AppOptions {
+            store: Some(store),
+            ..AppOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let server = Server::new(ServerOptions {
+        app: Arc::new(app),
+        models: ModelChoice::fixed(bot),
+        loopback: true,
+    })
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener, Duration::from_secs(5), std::future::pending()));
+    Running {
+        base,
+        client: reqwest::Client::new(),
+        _dir: dir,
+    }
+}
+
+/// Asks `content` in a new conversation of `token`'s; the top run's id and whether run_sql succeeded.
+async fn ask(s: &Running, token: &str, content: &str) -> (String, Option<bool>) {
+    let (status, conversation) = s
+        .json("POST", "/api/conversations", Some(token), Some(json!({})))
+        .await;
+    assert_eq!(status, 201, "{conversation}");
+    let id = conversation["id"].as_str().unwrap();
+    let (status, stream) = s
+        .call(
+            "POST",
+            &format!("/api/conversations/{id}/messages"),
+            Some(token),
+            Some(json!({ "content": content })),
+        )
+        .await;
+    assert_eq!(status, 200, "{stream}");
+    let events = events(&stream);
+    let answer = events
+        .iter()
+        .find(|e| e["type"] == "answer" && e.get("parent_run_id").is_none())
+        .unwrap_or_else(|| panic!("no answer: {stream}"));
+    let ran = events
+        .iter()
+        .find(|e| e["type"] == "observation")
+        .map(|e| e["is_error"] == false);
+    (answer["run_id"].as_str().unwrap().to_owned(), ran)
+}
+
+async fn thumbs_up(s: &Running, token: &str, run_id: &str) -> (u16, Value) {
+    s.json(
+        "POST",
+        "/api/examples",
+        Some(token),
+        Some(json!({ "run_id": run_id, "source": "web" })),
+    )
+    .await
+}
+
+const ORDERS: &str = "SELECT COUNT(*) AS n FROM orders";
+const SALARIES: &str = "SELECT SUM(salary) AS payroll FROM customers";
+
+#[tokio::test]
+async fn the_thumbs_up_saves_only_sql_that_ran_for_a_run_of_the_callers() {
+    let s = start(Arc::default()).await;
+    let question = format!("How many orders are there? [sql: {ORDERS}]");
+    let (run, ran) = ask(&s, ADA, &question).await;
+    assert_eq!(ran, Some(true));
+
+    // Another principal's run is not theirs to save (nor to learn of).
+    let (status, body) = thumbs_up(&s, BEA, &run).await;
+    assert_eq!(status, 404, "{body}");
+
+    let (status, saved) = thumbs_up(&s, ADA, &run).await;
+    assert_eq!(status, 201, "{saved}");
+    assert_eq!(saved["question"], question.as_str());
+    assert_eq!(saved["sql"], ORDERS);
+    assert_eq!(saved["run_id"], run.as_str());
+    assert_eq!(saved["source"], "web");
+    assert_eq!(saved["saved_by"], "ada");
+
+    // Twice: refused, saying so.
+    let (status, body) = thumbs_up(&s, ADA, &run).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("saved already"));
+
+    // A run that ran no SQL.
+    let (run, ran) = ask(&s, ADA, "Hello there").await;
+    assert_eq!(ran, None);
+    let (status, body) = thumbs_up(&s, ADA, &run).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("ran no SQL"),
+        "{body}"
+    );
+
+    // A run whose SQL the guard refused (a table the clerk may not read), and one whose SQL failed.
+    for sql in [SALARIES, "SELECT nope FROM orders"] {
+        let (run, ran) = ask(&s, ADA, &format!("Look this up [sql: {sql}]")).await;
+        assert_eq!(ran, Some(false), "{sql}");
+        let (status, body) = thumbs_up(&s, ADA, &run).await;
+        assert_eq!(status, 400, "{sql}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("ran successfully"),
+            "{body}"
+        );
+    }
+    // Given directly: the guard refuses it for the clerk (403), SQL that does not run is a 400.
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/examples",
+            Some(ADA),
+            Some(json!({"question": "What is the payroll?", "sql": SALARIES})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/examples",
+            Some(ADA),
+            Some(json!({"question": "Overflow", "sql": "SELECT abs(-9223372036854775808) FROM orders"})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/examples",
+            Some(ADA),
+            Some(json!({"run_id": "any", "sql": ORDERS})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+
+    let (status, list) = s.json("GET", "/api/examples", Some(ADA), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+}
+
+#[tokio::test]
+async fn a_role_never_sees_an_example_over_a_table_it_may_not_read() {
+    let bot = Arc::new(SqlBot::default());
+    let s = start(bot.clone()).await;
+    // The auditor saves two examples: one over orders, one over customers (which clerks may not read).
+    for (question, sql) in [
+        ("How many orders did customers place?", ORDERS),
+        ("What is the payroll of customers?", SALARIES),
+    ] {
+        let (status, body) = s
+            .json(
+                "POST",
+                "/api/examples",
+                Some(UNA),
+                Some(json!({"question": question, "sql": sql})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(body["source"], "api");
+    }
+    let listed = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["sql"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, clerk) = s.json("GET", "/api/examples", Some(ADA), None).await;
+    assert_eq!(listed(&clerk), [ORDERS]);
+    let (_, auditor) = s.json("GET", "/api/examples", Some(UNA), None).await;
+    assert_eq!(listed(&auditor), [ORDERS, SALARIES]);
+
+    // The analyst's instructions: the clerk's never carry the customers example; the auditor's do.
+    let question = "What do customers pay, and how many orders did customers place?";
+    ask(&s, ADA, question).await;
+    let clerk_prompt = bot.prompts.lock().unwrap().last().cloned().unwrap();
+    assert!(clerk_prompt.contains(ORDERS), "{clerk_prompt}");
+    assert!(!clerk_prompt.contains("salary"), "{clerk_prompt}");
+    ask(&s, UNA, question).await;
+    let auditor_prompt = bot.prompts.lock().unwrap().last().cloned().unwrap();
+    assert!(auditor_prompt.contains(SALARIES), "{auditor_prompt}");
+}
