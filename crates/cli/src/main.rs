@@ -11,6 +11,7 @@ mod config_cmd;
 mod db;
 mod demo;
 mod eval;
+mod examples;
 mod exit;
 mod format;
 mod init;
@@ -86,6 +87,10 @@ enum Command {
     /// List the change sets runs staged, and apply or discard them (each as one transaction).
     #[command(subcommand)]
     Changes(changes::ChangesCommand),
+    /// Save, list, check, export and import the verified examples (questions with the SQL that answers them)
+    /// the analyst sees for questions like theirs.
+    #[command(subcommand)]
+    Examples(examples::ExamplesCommand),
     /// Write a starter steward.yaml for a database: the database, an analyst agent and two SQL tools.
     Init(init::InitArgs),
     /// List the audit trail of tool calls, or check that its hash chain is intact.
@@ -126,6 +131,7 @@ fn main() -> ExitCode {
         Command::Runs(command) => runtime.block_on(runs::run(command, &config)),
         Command::Approvals(command) => runtime.block_on(approvals::run(command, &config)),
         Command::Changes(command) => runtime.block_on(changes::run(command, &config)),
+        Command::Examples(command) => runtime.block_on(examples::run(command, &config)),
         Command::Init(args) => runtime.block_on(init::run(args)),
         Command::Audit(command) => runtime.block_on(audit::run(command, &config)),
         Command::Serve(args) => {

@@ -58,6 +58,30 @@ pub(crate) async fn open(config: &ConfigFile, args: &StoreArgs) -> anyhow::Resul
     Ok(RunStore::open(chosen.url.as_deref()).await?)
 }
 
+/// The store a command that only reads it uses (`steward schema`, for the saved examples): the one named (it
+/// must open), else the default one when it exists (one that does not is not created; one that fails is a
+/// warning, and the command goes on without it).
+pub(crate) async fn store_if_any(
+    config: &ConfigFile,
+    args: &StoreArgs,
+) -> anyhow::Result<Option<RunStore>> {
+    let chosen = choose(config, args)?;
+    if !chosen.named && !steward_app::store::default_path().is_file() {
+        return Ok(None);
+    }
+    match RunStore::open(chosen.url.as_deref()).await {
+        Ok(store) => Ok(Some(store)),
+        Err(e) if chosen.named => Err(e.into()),
+        Err(e) => {
+            note!(
+                "{} the examples saved in the run store are left out: {e} (set --store URL)",
+                Style::stderr().warn("warning:")
+            );
+            Ok(None)
+        }
+    }
+}
+
 /// The store that records the runs of `ask`, `chat` and `tools call`: `None` with `--no-store`, or when the
 /// default store cannot be opened (said on standard error; a store the user named must open).
 pub(crate) async fn store_for_runs(

@@ -43,6 +43,8 @@ pub(crate) struct SchemaArgs {
     #[command(flatten)]
     identity: crate::agents::IdentityArgs,
 
+    /// The run store whose knowledge and verified examples for this database join the config's (`steward
+    /// knowledge`, `steward examples`).
     #[command(flatten)]
     store: crate::runs::StoreArgs,
 }
@@ -51,10 +53,12 @@ pub(crate) struct SchemaArgs {
 pub(crate) async fn run(args: SchemaArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let url = crate::agents::resolve_db(config, args.db.as_deref())?;
     // Exactly what the analyst's model gets: the app's toolkit, with the config's knowledge, as the principal's
-    // role may see it (what it may read, nothing of others' rows).
-    // With the run store's knowledge for the database, as the agents have it.
-    let store = crate::runs::store_for_runs(config, &args.store, false).await?;
+    // role may see it (what it may read, nothing of others' rows), with the knowledge and examples saved in the run store.
+    let store = crate::runs::store_if_any(config, &args.store).await?;
     let app = crate::agents::build_app_with(config, args.db.as_deref(), store).await?;
+    if let Some(store) = app.store() {
+        store.close().await;
+    }
     let principal = args.identity.principal(app.config())?;
     if let Some(db) = app.business().map(|b| b.db.clone()) {
         db::note_privileges(&db, &url, db::Repeat::Once);
