@@ -397,6 +397,8 @@ class Turn {
     this.history = history;
     this.pending = pending;
     this.calls = new Map();
+    this.sqlCalls = new Set();
+    this.ranSql = false;
     this.drafts = new Map();
     this.finished = false;
     this.root = el('article', { class: 'turn assistant', 'aria-label': 'Steward' });
@@ -458,12 +460,15 @@ class Turn {
         break;
       case 'tool_call':
         this.calls.set(e.call_id, this.step(card('tool', 'Tool', e.tool, argumentsView(e.arguments, e.sql)), e));
+        // SQL the turn runs (run_sql's; query_table's calls are not SQL): an answer after it can be kept as an example.
+        if (e.tool === 'run_sql' && typeof e.sql === 'string') this.sqlCalls.add(`${e.run_id}/${e.call_id}`);
         if (!this.history) setStatus(`Calling ${e.tool}…`);
         break;
       case 'observation': {
         // A resumed run's first observation answers a call shown in an earlier turn: it gets its own card.
         const target = this.calls.get(e.call_id) || this.step(card('tool', 'Result', e.tool), e);
         if (e.is_error) target.classList.add('failed');
+        else if (this.sqlCalls.has(`${e.run_id}/${e.call_id}`)) this.ranSql = true;
         const content = String(e.content ?? '');
         const details = el('details', { class: 'observation', open: e.is_error || !this.calls.has(e.call_id) ? true : null },
           el('summary', { text: e.is_error ? 'Error' : 'Observation' }), el('pre', { class: 'code' }, el('code', { text: content })));
@@ -483,7 +488,7 @@ class Turn {
         break;
       case 'approval':
         this.dropDrafts();
-        for (const approval of e.approvals || []) this.add(approvalCard(approval, !this.history || (this.pending && this.pending.has(approval.id))), e);
+        for (const approval of e.approvals || []) this.add(approvalCard(approval, !this.history || (this.pending && this.pending.has(approval.id)), this.ranSql), e);
         this.finished = true; // a sub-agent's call waits too: the stream ends here either way
         this.end(e, 'Waiting for your approval.');
         break;
@@ -495,6 +500,7 @@ class Turn {
         }
         this.dropDrafts();
         this.add(el('div', { class: 'answer' }, markdown(e.content)), e);
+        if (this.ranSql && e.run_id) this.add(exampleButton(e.run_id), e);
         this.end(e, 'Answer ready.');
         break;
       case 'error':
@@ -539,12 +545,50 @@ class Turn {
   }
 }
 
+/** A thumbs-up ("Good answer") under an answer whose turn ran SQL: saves the question with the last SQL that ran as a verified example
+ *  (POST /api/examples with the run's id: the server checks the SQL with the caller's guard and runs it again),
+ *  and says so — or why not. */
+function exampleButton(runId) {
+  const status = el('span', { class: 'example-status muted small', role: 'status' });
+  const button = el('button', {
+    type: 'button', class: 'ghost save-example', title: 'Good answer: save the question and its SQL as a verified example',
+    'aria-label': 'Good answer: save as a verified example',
+    onclick: async () => {
+      button.disabled = true;
+      status.textContent = 'Saving…';
+      try {
+        await api('POST', '/api/examples', { run_id: runId, source: 'web' });
+        status.textContent = 'Saved as an example';
+      } catch (err) {
+        status.textContent = err.message;
+        button.disabled = false;
+      }
+    },
+  }, thumbsUp(), 'Good answer');
+  return el('div', { class: 'tools-row example-row' }, button, status);
+}
+
+/** A thumbs-up icon, drawn (an emoji needs a font the system may lack). */
+function thumbsUp() {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  const hand = document.createElementNS(NS, 'path');
+  hand.setAttribute('fill', 'currentColor');
+  hand.setAttribute('d', 'M2 21h4V9H2v12zm20-11a2 2 0 0 0-2-2h-6.3l1-4.6v-.3c0-.4-.2-.8-.5-1.1L13.2 1 6.6 7.6C6.2 8 6 8.5 6 9v10a2 2 0 0 0 2 2h9c.8 0 1.5-.5 1.8-1.2l3-7.1c.1-.2.2-.5.2-.7v-2z');
+  svg.append(hand);
+  return svg;
+}
+
 /** Sends `text` again (after an error). */
 function retryButton(text) {
   return el('div', { class: 'tools-row' }, el('button', { type: 'button', class: 'retry', onclick: () => send(text) }, 'Retry'));
 }
 
-function approvalCard(a, active) {
+/** `ranSql`: the run ran SQL before it waited (its answer, once resumed, may be kept as an example). */
+function approvalCard(a, active, ranSql) {
   const status = el('p', { class: 'decision', role: 'status' });
   const reason = el('input', { type: 'text', class: 'deny-reason', 'aria-label': 'Reason for denying (optional)', placeholder: 'Reason (optional)' });
   const denyForm = el('form', { class: 'deny-form', hidden: true, onsubmit: (ev) => { ev.preventDefault(); decide('deny', reason.value.trim()); } },
@@ -575,11 +619,13 @@ function approvalCard(a, active) {
       const response = await api('POST', `/api/approvals/${encodeURIComponent(a.id)}`, why ? { decision, reason: why } : { decision }, 'text/event-stream');
       status.textContent = decision === 'approve' ? 'Approved.' : `Denied${why ? ': ' + why : '.'}`;
       node.classList.add(decision === 'approve' ? 'approved' : 'denied');
+      const resumed = new Turn();
+      resumed.ranSql = Boolean(ranSql);
       if ((response.headers.get('content-type') || '').includes('text/event-stream')) {
-        await new Turn().stream(response);
+        await resumed.stream(response);
       } else {
         const result = await response.json();
-        if (result.result) new Turn().handle(result.result);
+        if (result.result) resumed.handle(result.result);
         else if (!result.resumed) setStatus('Decision saved; the run resumes once every pending call is decided.');
       }
     } catch (err) {

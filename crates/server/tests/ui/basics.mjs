@@ -1,6 +1,7 @@
 // The web UI's everyday controls in headless Chromium: starter questions on an empty conversation, the steps of
 // an answered turn folded, Copy SQL, Download CSV (its content), Edit and run again, Stop a running turn and
-// Retry it, "tokens unknown" when the provider reports none, Escape closing the settings, the default model
+// Retry it, thumbs-up saving an answer as a verified example (and saying why not a second time), "tokens unknown"
+// when the provider reports none, Escape closing the settings, the default model
 // named in the settings, the dark theme, and the empty conversation on a phone.
 //
 //   npm ci && STEWARD_URL=… STEWARD_TOKEN=… STEWARD_CSV=… STEWARD_EDITED=… node basics.mjs
@@ -93,6 +94,14 @@ async function run(page, errors) {
   await visible(page.locator('.turn.assistant .answer').nth(1), 'the answer to the edited SQL');
   log('Edit and run again sent the edited SQL and got its answer');
 
+  // thumbs-up on an answer that ran SQL saves its question and SQL as a verified example; saving it again says why not.
+  const first = page.locator('.turn.assistant').first();
+  await first.locator('button.save-example').click();
+  await visible(first.locator('.example-status', { hasText: 'Saved as an example' }), '"Saved as an example" under the first answer');
+  if (!(await first.locator('button.save-example').isDisabled())) fail('the thumbs-up stays enabled once the example is saved');
+  await shot(page, 'basics-05-example-saved.png');
+  log('thumbs-up saves the answer as a verified example');
+
   // Stop a turn while the model thinks; Retry sends it again.
   await page.fill('#task', 'Count every order, slowly');
   await page.press('#task', 'Enter');
@@ -108,6 +117,8 @@ async function run(page, errors) {
   await cancelled.locator('button.retry').click();
   await visible(page.locator('.turn.assistant .answer', { hasText: 'There are many orders' }), 'the retried answer');
   log('Retry sends the question again and gets its answer');
+  if (await page.locator('.turn.assistant').last().locator('button.save-example').count()) fail('a turn that ran no SQL offers thumbs-up');
+  log('a turn that ran no SQL offers no thumbs-up');
   const usage = await page.locator('.turn.assistant .usage').last().textContent();
   if (!/tokens unknown/.test(usage)) fail(`a turn whose provider reported no usage says "${usage}"`);
   log(`usage without a report says "${usage}"`);
@@ -120,6 +131,17 @@ async function run(page, errors) {
   await shot(page, 'basics-06-dark.png');
   await page.emulateMedia({ colorScheme: 'light' });
   log(`the dark theme follows the system (${background})`);
+
+  // Read again, the first answer offers thumbs-up still; the example is saved already, and the error says so.
+  await page.reload();
+  await visible(page.locator('.turn.assistant .answer'), 'the answers after a reload');
+  const again = page.locator('.turn.assistant').first();
+  await again.locator('button.save-example').click();
+  await visible(again.locator('.example-status', { hasText: /saved already/ }), 'the error of saving the same example twice');
+  log(`saving it again says: ${(await again.locator('.example-status').textContent()).trim()}`);
+  // The browser logs the refused request itself (a 409): that is the answer shown, not a script error.
+  const refusal = errors.findIndex((e) => /status of 409/.test(e));
+  if (refusal >= 0) errors.splice(refusal, 1);
   if (errors.length) fail(`page errors: ${errors.join('; ')}`);
 }
 
