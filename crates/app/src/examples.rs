@@ -33,6 +33,15 @@ pub(crate) struct Loaded {
     loading: AtomicBool,
 }
 
+/// Marks a load under way until dropped.
+struct Loading<'a>(&'a AtomicBool);
+
+impl Drop for Loading<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
 /// One example as `steward examples check` found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExampleCheck {
@@ -107,13 +116,14 @@ impl App {
         if fresh || self.examples_loaded.loading.swap(true, Ordering::AcqRel) {
             return;
         }
+        // Cleared however this ends, a request dropped mid-way included (else no turn would reload again).
+        let _loading = Loading(&self.examples_loaded.loading);
         if let Err(e) = self.load_examples().await {
             tracing::warn!("the verified examples could not be reloaded: {e}");
             if let Ok(mut at) = self.examples_loaded.at.lock() {
                 *at = Some(Instant::now());
             }
         }
-        self.examples_loaded.loading.store(false, Ordering::Release);
     }
 
     /// Checks that `principal` may run `sql` and that it runs: its guard must allow it, then it is run as that
