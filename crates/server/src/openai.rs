@@ -318,8 +318,8 @@ async fn answer(
         }))
         .into_response());
     }
-    // The first piece before the headers: a model that fails before it writes anything is a 502, as for a
-    // plain answer, not a 200 stream whose text says so.
+    // The headers wait for the model's first sign (text, or a tool call: an empty piece): a model that fails
+    // before it answers at all is a 502, as for a plain answer, not a 200 stream whose text says so.
     let first = pieces.next().await;
     if pieces.model_failed {
         return Err(ApiError::BadGateway(
@@ -349,9 +349,15 @@ async fn answer(
                         ),
                         Stage::Text,
                     ),
-                    Stage::Text => match match first.take() {
-                        Some(text) => Some(text),
-                        None => pieces.next().await,
+                    Stage::Text => match loop {
+                        let piece = match first.take() {
+                            Some(text) => Some(text),
+                            None => pieces.next().await,
+                        };
+                        // The empty piece of the model's first tool call carries nothing to send.
+                        if piece.as_deref() != Some("") {
+                            break piece;
+                        }
                     } {
                         Some(text) => (
                             chunk(delta(json!({"content": text}), None), None),
@@ -428,6 +434,8 @@ struct Pieces {
     usage: Option<Value>,
     /// The top run ended because its model failed.
     model_failed: bool,
+    /// The top run's model has answered once (text or a tool call).
+    spoke: bool,
 }
 
 impl Pieces {
@@ -438,6 +446,7 @@ impl Pieces {
             note: None,
             usage: None,
             model_failed: false,
+            spoke: false,
         }
     }
 
@@ -478,6 +487,7 @@ impl Pieces {
                         "completion_tokens": output_tokens, "total_tokens": total_tokens}));
                 }
                 ServerEvent::Delta { text, .. } if top => {
+                    self.spoke = true;
                     self.step_text.push_str(text);
                     return Some(text.clone());
                 }
@@ -487,6 +497,13 @@ impl Pieces {
                     // Text the model wrote before calling tools was sent; end it with a blank line.
                     self.step_text.clear();
                     return Some("\n\n".to_owned());
+                }
+                ServerEvent::Thought { .. } | ServerEvent::ToolCall { .. }
+                    if top && !self.spoke =>
+                {
+                    // The model answered (with a tool call): an empty piece says so, for the stream's headers.
+                    self.spoke = true;
+                    return Some(String::new());
                 }
                 _ => {
                     let Some(text) = final_text(&event) else {
