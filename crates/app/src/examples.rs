@@ -66,6 +66,11 @@ pub struct Imported {
     pub refused: Vec<(Example, String)>,
 }
 
+/// The longest question an example may have, in characters.
+pub const MAX_QUESTION_CHARS: usize = 1000;
+/// The longest SQL an example may have, in bytes (as `run_sql` takes).
+pub const MAX_SQL_BYTES: usize = 20_000;
+
 impl App {
     /// The identity of the business database, which its examples (and runs) are kept under; `None` without one.
     pub fn examples_database(&self) -> Option<String> {
@@ -225,6 +230,24 @@ impl App {
         if sql.is_empty() {
             return Err(AppError::Invalid("the example's SQL is empty".to_owned()));
         }
+        // An example reaches other people's model prompts: a question is a question, not a page of text.
+        if question.chars().count() > MAX_QUESTION_CHARS {
+            return Err(AppError::Invalid(format!(
+                "the example's question is longer than {MAX_QUESTION_CHARS} characters; save the question as it \
+                 was asked"
+            )));
+        }
+        if sql.len() > MAX_SQL_BYTES {
+            return Err(AppError::Invalid(format!(
+                "the example's SQL is longer than {MAX_SQL_BYTES} bytes"
+            )));
+        }
+        if question.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(AppError::Invalid(
+                "the example's question holds control characters (a line break, NUL…); write it on one line"
+                    .to_owned(),
+            ));
+        }
         self.confirm_example_sql(principal, sql).await?;
         let added = store
             .add_example(&NewExample {
@@ -242,7 +265,7 @@ impl App {
         Ok(added)
     }
 
-    /// Saves the run `run_id` as an example for `principal`: its question (the run's input) with the last SQL
+    /// Saves the run `run_id` (its whole id) as an example for `principal`: its question (the run's input) with the last SQL
     /// it ran successfully (`run_sql`'s, in it or its sub-runs), checked and run again as for
     /// [`App::add_example`]. Only a run of this principal's (or, for an administrator, anyone's); a run that
     /// ran no SQL is refused with why.
@@ -258,9 +281,12 @@ impl App {
             ));
         };
         let not_found = || AppError::NotFound(format!("there is no run `{run_id}` of yours"));
+        // The whole id: a prefix matching several runs would name other people's.
         let detail = match store.get(run_id).await {
-            Ok(detail) => detail,
-            Err(StoreError::NotFound(_)) => return Err(not_found()),
+            Ok(detail) if detail.run.id == run_id.trim() => detail,
+            Ok(_) | Err(StoreError::NotFound(_) | StoreError::Ambiguous { .. }) => {
+                return Err(not_found());
+            }
             Err(e) => return Err(e.into()),
         };
         let owner = detail.run.principal.clone().unwrap_or_default();

@@ -190,6 +190,17 @@ async fn the_thumbs_up_saves_only_sql_that_ran_for_a_run_of_the_callers() {
     // Another principal's run is not theirs to save (nor to learn of).
     let (status, body) = thumbs_up(&s, BEA, &run).await;
     assert_eq!(status, 404, "{body}");
+    // Nor a prefix of it, even one that names several runs (their ids are not told), nor one's own by prefix.
+    for prefix in [&run[..2], &run[..12], &run[..run.len() - 1]] {
+        let (status, body) = thumbs_up(&s, BEA, prefix).await;
+        assert_eq!(status, 404, "{prefix}: {body}");
+        assert!(
+            !body.to_string().contains(&run[..12]) || prefix.len() >= 12,
+            "{body}"
+        );
+        let (status, body) = thumbs_up(&s, ADA, prefix).await;
+        assert_eq!(status, 404, "{prefix}: {body}");
+    }
 
     let (status, saved) = thumbs_up(&s, ADA, &run).await;
     assert_eq!(status, 201, "{saved}");

@@ -76,7 +76,15 @@ fn main() {
     for n in [0usize, 50, 250] {
         let examples = &pool[..n.min(pool.len())];
         let ms = time(&|| {
-            knowledge_context(&catalog, &knowledge, examples, Some(question), 1500, &guard);
+            knowledge_context(
+                &catalog,
+                &catalog,
+                &knowledge,
+                examples,
+                Some(question),
+                1500,
+                &guard,
+            );
         });
         println!("  with knowledge, {n:>3} examples:  {ms:.3} ms");
     }

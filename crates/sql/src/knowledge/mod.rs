@@ -286,8 +286,23 @@ fn fragment_check(
     fragment: &str,
     filter: Option<&str>,
 ) -> KnowledgeCheck {
-    if is_query(fragment) && filter.is_none() {
+    if is_statement(fragment) && filter.is_none() {
         return query_check(guard, path, fragment);
+    }
+    // A fragment is shown to the model on a comment line: a comment in it would hide what follows.
+    if [Some(fragment), filter]
+        .into_iter()
+        .flatten()
+        .any(|f| f.contains("--") || f.contains("/*"))
+    {
+        return KnowledgeCheck {
+            path,
+            sql: String::new(),
+            problem: Some(format!(
+                "`{}` holds a comment (`--` or `/*`); write the fragment without comments",
+                one_line(fragment)
+            )),
+        };
     }
     let mut names = guard.names(fragment);
     if let Some(filter) = filter {
@@ -316,16 +331,22 @@ fn fragment_check(
     check
 }
 
-/// Whether a fragment is a whole query.
-fn is_query(fragment: &str) -> bool {
-    let head: String = fragment
+/// Whether a fragment is a whole statement (a query, or a statement the guard will refuse as what it is).
+fn is_statement(fragment: &str) -> bool {
+    let head = fragment
         .trim_start()
         .trim_start_matches('(')
-        .chars()
-        .take(6)
-        .collect::<String>()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default()
         .to_ascii_lowercase();
-    head.starts_with("select") || head.starts_with("with")
+    // Not words that also begin expressions (`REPLACE(…)`): those are checked as fragments, and a statement
+    // among them fails to parse there.
+    [
+        "select", "with", "values", "insert", "update", "delete", "drop", "create", "alter",
+        "truncate", "merge", "grant", "revoke", "pragma", "attach", "explain",
+    ]
+    .contains(&head.as_str())
 }
 
 /// The catalog's tables among `names` (lowercase words of a fragment), as the catalog writes them.
@@ -378,13 +399,13 @@ impl Metric {
             .any(|phrase| uses(words, phrase))
     }
 
-    fn render(&self, name: &str) -> String {
+    fn render(&self, name: &str, dimensions: &[&str]) -> String {
         let mut line = format!("-- {name} = {}", one_line(&self.sql));
         if let Some(filter) = &self.filter {
             line.push_str(&format!(" WHERE {}", one_line(filter)));
         }
-        if !self.dimensions.is_empty() {
-            line.push_str(&format!("; by {}", self.dimensions.join(", ")));
+        if !dimensions.is_empty() {
+            line.push_str(&format!("; by {}", dimensions.join(", ")));
         }
         if let Some(description) = &self.description {
             line.push_str(&format!(" ({})", one_line(description)));
@@ -570,6 +591,10 @@ impl<'a> ExampleIndex<'a> {
     }
 }
 
+/// What encloses the examples users saved: data, whose text is never instructions.
+const SAVED_OPEN: &str = "<data source=\"saved examples\">\n";
+const SAVED_CLOSE: &str = "</data>\n";
+
 /// Most verified examples shown for a question.
 pub const EXAMPLES_SHOWN: usize = 3;
 /// The share of the budget the knowledge may take before the tables.
@@ -579,11 +604,14 @@ const KNOWLEDGE_SHARE: f64 = 0.4;
 /// `budget` tokens: the glossary entries and metrics whose words (or synonyms) the question uses — all of
 /// them without a question —, then the [`EXAMPLES_SHOWN`] verified examples most like it (`knowledge`'s own
 /// and `examples`), then the tables, ranked for the question with the matched entries' SQL (so a synonym steers
-/// retrieval too). `guard` is the reader's: an entry, metric or example whose SQL it refuses (a table or column
-/// the reader may not read) is never shown. The table descriptions are the caller's to apply
-/// ([`Knowledge::annotate`]) before the catalog is limited to the reader.
+/// retrieval too). `guard` is the reader's: an entry, metric, dimension or example whose SQL it refuses (a table
+/// or column the reader may not read) is never shown; a fragment's statement is built over `full`, the whole
+/// catalog, so that a table the reader does not see is in it and refused. `catalog` is the reader's view, with the
+/// table descriptions applied ([`Knowledge::annotate`]) before it was limited. The examples of `knowledge` are the
+/// operator's; `examples` were saved by users, and are shown as data (between `<data>` tags, never instructions).
 pub fn knowledge_context(
     catalog: &Catalog,
+    full: &Catalog,
     knowledge: &Knowledge,
     examples: &[Example],
     question: Option<&str>,
@@ -602,17 +630,26 @@ pub fn knowledge_context(
         .iter()
         .filter(|e| question.is_none() || e.used_by(&words))
         .filter(|e| {
-            e.sql.as_deref().is_none_or(|sql| {
-                readable(&fragment_check(guard, catalog, Vec::new(), sql, None).sql)
-            })
+            e.sql
+                .as_deref()
+                .is_none_or(|sql| readable(&fragment_check(guard, full, Vec::new(), sql, None).sql))
         })
         .collect();
-    let metrics: Vec<(&str, &Metric)> = knowledge
+    let metrics: Vec<(&str, &Metric, Vec<&str>)> = knowledge
         .metrics
         .iter()
         .filter(|(name, m)| question.is_none() || m.used_by(name, &words))
-        .filter(|(_, m)| readable(&m.statement(catalog, guard)))
-        .map(|(name, m)| (name.as_str(), m))
+        .filter(|(_, m)| readable(&m.statement(full, guard)))
+        .map(|(name, m)| {
+            // Only the dimensions the reader may read are named.
+            let dimensions: Vec<&str> = m
+                .dimensions
+                .iter()
+                .filter(|d| readable(&fragment_check(guard, full, Vec::new(), d, None).sql))
+                .map(String::as_str)
+                .collect();
+            (name.as_str(), m, dimensions)
+        })
         .collect();
     // The question as the tables are ranked for it: with the SQL and meaning of what it uses.
     let steered = question.map(|q| {
@@ -625,7 +662,7 @@ pub fn knowledge_context(
                 text.push_str(sql);
             }
         }
-        for (_, metric) in &metrics {
+        for (_, metric, _) in &metrics {
             text.push(' ');
             text.push_str(&metric.sql);
             if let Some(filter) = &metric.filter {
@@ -678,8 +715,8 @@ pub fn knowledge_context(
     }
     if !metrics.is_empty() {
         let mut part = String::from("-- Metrics (compute them exactly so):\n");
-        for (name, metric) in &metrics {
-            let line = metric.render(name);
+        for (name, metric, dimensions) in &metrics {
+            let line = metric.render(name, dimensions);
             if fits(&format!("{block}{part}"), &line) {
                 part.push_str(&line);
                 shown.metrics.push((*name).to_owned());
@@ -693,16 +730,38 @@ pub fn knowledge_context(
         let mut part = String::from(
             "-- Verified examples (questions answered right before, with their SQL):\n",
         );
+        // The operator's examples as they are; those users saved as data: their text is not instructions.
+        let mut saved = String::new();
         for example in &chosen {
             let text = format!(
                 "-- Q: {}\n{};\n",
                 one_line(&example.question),
                 example.sql.trim().trim_end_matches(';').trim_end()
             );
-            if fits(&format!("{block}{part}"), &text) {
-                part.push_str(&text);
+            let operators = knowledge.examples.contains(example);
+            let text = if operators {
+                text
+            } else {
+                text.replace("</data", "<\\/data")
+            };
+            let wrapper = if operators || !saved.is_empty() {
+                0
+            } else {
+                estimate_tokens(SAVED_OPEN) + estimate_tokens(SAVED_CLOSE)
+            };
+            if estimate_tokens(&format!("{block}{part}{saved}{text}")) + wrapper <= cap {
+                if operators {
+                    part.push_str(&text);
+                } else {
+                    saved.push_str(&text);
+                }
                 shown.examples.push(example.question.clone());
             }
+        }
+        if !saved.is_empty() {
+            part.push_str(SAVED_OPEN);
+            part.push_str(&saved);
+            part.push_str(SAVED_CLOSE);
         }
         if !shown.examples.is_empty() {
             block.push_str(&part);

@@ -172,6 +172,7 @@ impl SqlToolkit {
         match (self.catalog_as(principal), self.guard_as(principal)) {
             (Ok(catalog), Ok(guard)) => knowledge_context(
                 &catalog,
+                &self.catalog,
                 &self.knowledge,
                 &self.examples(),
                 question,
