@@ -12,8 +12,8 @@ mod common;
 use std::time::Instant;
 
 use steward_sql::{
-    Database, Dialect, Example, GlossaryEntry, Guard, Knowledge, Metric, knowledge_context,
-    schema_context,
+    Database, Dialect, Example, ExamplePool, GlossaryEntry, Guard, Knowledge, Metric,
+    knowledge_context, schema_context,
 };
 
 const ROUNDS: usize = 50;
@@ -74,13 +74,14 @@ fn main() {
     });
     println!("  plain schema context:          {plain:.3} ms");
     for n in [0usize, 50, 250] {
-        let examples = &pool[..n.min(pool.len())];
+        // Indexed once, as the toolkit does when the saved examples change.
+        let examples = ExamplePool::new(&knowledge, &pool[..n.min(pool.len())], &guard);
         let ms = time(&|| {
             knowledge_context(
                 &catalog,
                 &catalog,
                 &knowledge,
-                examples,
+                &examples,
                 Some(question),
                 1500,
                 &guard,

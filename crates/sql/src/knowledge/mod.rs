@@ -433,8 +433,8 @@ fn one_line(text: &str) -> String {
 
 /// Verified examples prepared for ranking against questions: each one's question terms and the tables its
 /// SQL reads.
-pub struct ExampleIndex<'a> {
-    examples: &'a [Example],
+pub struct ExampleIndex {
+    examples: Vec<Example>,
     words: Vec<BTreeSet<String>>,
     tables: Vec<Vec<String>>,
     /// The shape cues of each one's question (see [`shape_cues`]).
@@ -504,9 +504,9 @@ fn shape_cues(question: &str) -> BTreeSet<&'static str> {
         .collect()
 }
 
-impl<'a> ExampleIndex<'a> {
+impl ExampleIndex {
     /// Indexes `examples`; `guard` reads the tables each one's SQL reads.
-    pub fn new(examples: &'a [Example], guard: &Guard) -> Self {
+    pub fn new(examples: &[Example], guard: &Guard) -> Self {
         let words: Vec<BTreeSet<String>> = examples
             .iter()
             .map(|e| terms(&e.question).into_iter().collect())
@@ -535,7 +535,7 @@ impl<'a> ExampleIndex<'a> {
             .collect();
         let shapes = examples.iter().map(|e| shape_cues(&e.question)).collect();
         Self {
-            examples,
+            examples: examples.to_vec(),
             words,
             tables,
             shapes,
@@ -586,8 +586,44 @@ impl<'a> ExampleIndex<'a> {
     }
 
     /// The example at `i`.
-    pub fn example(&self, i: usize) -> &'a Example {
+    pub fn example(&self, i: usize) -> &Example {
         &self.examples[i]
+    }
+
+    /// How many examples it holds.
+    pub fn len(&self) -> usize {
+        self.examples.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.examples.is_empty()
+    }
+}
+
+/// The verified examples a context chooses from, indexed once: the operator's (the knowledge's own) first,
+/// then those users saved. Build it when either changes, not for every question.
+pub struct ExamplePool {
+    index: ExampleIndex,
+    /// How many of the first examples are the operator's.
+    operators: usize,
+}
+
+impl ExamplePool {
+    /// The pool of `knowledge`'s examples and `saved` (those already among the operator's left out); `guard`
+    /// reads the tables each one's SQL reads.
+    pub fn new(knowledge: &Knowledge, saved: &[Example], guard: &Guard) -> Self {
+        let mut all = knowledge.examples.clone();
+        let operators = all.len();
+        for example in saved {
+            if !all.contains(example) {
+                all.push(example.clone());
+            }
+        }
+        Self {
+            index: ExampleIndex::new(&all, guard),
+            operators,
+        }
     }
 }
 
@@ -608,12 +644,13 @@ const KNOWLEDGE_SHARE: f64 = 0.4;
 /// or column the reader may not read) is never shown; a fragment's statement is built over `full`, the whole
 /// catalog, so that a table the reader does not see is in it and refused. `catalog` is the reader's view, with the
 /// table descriptions applied ([`Knowledge::annotate`]) before it was limited. The examples of `knowledge` are the
-/// operator's; `examples` were saved by users, and are shown as data (between `<data>` tags, never instructions).
+/// operator's, those of `examples` after them were saved by users and are shown as data (between `<data>` tags,
+/// never instructions).
 pub fn knowledge_context(
     catalog: &Catalog,
     full: &Catalog,
     knowledge: &Knowledge,
-    examples: &[Example],
+    examples: &ExamplePool,
     question: Option<&str>,
     budget: usize,
     guard: &Guard,
@@ -673,24 +710,19 @@ pub fn knowledge_context(
         text
     });
     let index = ContextIndex::new(catalog);
-    let mut pool: Vec<Example> = knowledge.examples.clone();
-    for example in examples {
-        if !pool.contains(example) {
-            pool.push(example.clone());
-        }
-    }
-    pool.retain(|e| readable(&e.sql));
-    let chosen: Vec<&Example> = match (question, &steered) {
-        (Some(question), Some(steered)) if !pool.is_empty() => {
-            // Words of the question itself; the tables its steered ranking puts first.
+    let chosen: Vec<(&Example, bool)> = match (question, &steered) {
+        (Some(question), Some(steered)) if !examples.index.is_empty() => {
+            // Words of the question itself; the tables its steered ranking puts first. The reader's guard
+            // judges the best first, until enough are found: not every example for every question.
             let ranking = index.ranking(steered);
             let top: Vec<&str> = ranking.into_iter().take(5).collect();
-            let examples = ExampleIndex::new(&pool, guard);
             examples
+                .index
                 .ranked(question, &top)
                 .into_iter()
+                .map(|(i, _)| (examples.index.example(i), i < examples.operators))
+                .filter(|(example, _)| readable(&example.sql))
                 .take(EXAMPLES_SHOWN)
-                .map(|(i, _)| examples.example(i))
                 .collect()
         }
         _ => Vec::new(),
@@ -732,25 +764,24 @@ pub fn knowledge_context(
         );
         // The operator's examples as they are; those users saved as data: their text is not instructions.
         let mut saved = String::new();
-        for example in &chosen {
+        for (example, operators) in &chosen {
             let text = format!(
                 "-- Q: {}\n{};\n",
                 one_line(&example.question),
                 example.sql.trim().trim_end_matches(';').trim_end()
             );
-            let operators = knowledge.examples.contains(example);
-            let text = if operators {
+            let text = if *operators {
                 text
             } else {
                 text.replace("</data", "<\\/data")
             };
-            let wrapper = if operators || !saved.is_empty() {
+            let wrapper = if *operators || !saved.is_empty() {
                 0
             } else {
                 estimate_tokens(SAVED_OPEN) + estimate_tokens(SAVED_CLOSE)
             };
             if estimate_tokens(&format!("{block}{part}{saved}{text}")) + wrapper <= cap {
-                if operators {
+                if *operators {
                     part.push_str(&text);
                 } else {
                     saved.push_str(&text);

@@ -171,7 +171,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &catalog,
         &catalog,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("revenue from active customers in France last month"),
         2000,
         &guard,
@@ -199,7 +199,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &catalog,
         &catalog,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("sales by regular buyers"),
         2000,
         &guard,
@@ -211,7 +211,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &catalog,
         &catalog,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("list the products"),
         2000,
         &guard,
@@ -234,7 +234,7 @@ fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
         &visible,
         &catalog,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("total salary paid: payroll"),
         2000,
         &guard,
@@ -246,7 +246,7 @@ fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
         &catalog,
         &catalog,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("total salary paid: payroll"),
         2000,
         &Guard::new(Dialect::Sqlite),
@@ -259,7 +259,15 @@ fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
 fn the_knowledge_stays_within_its_share_of_a_small_budget() {
     let guard = Guard::new(Dialect::Sqlite);
     let k = knowledge();
-    let context = knowledge_context(&shop(), &shop(), &k, &[], None, 60, &guard);
+    let context = knowledge_context(
+        &shop(),
+        &shop(),
+        &k,
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
+        None,
+        60,
+        &guard,
+    );
     assert!(context.tokens <= 60, "{}", context.tokens);
 }
 
@@ -366,7 +374,7 @@ fn a_fragment_naming_a_hidden_table_beside_a_visible_one_stays_hidden() {
         &visible,
         &full,
         &k,
-        &[],
+        &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("stray strayq payratio joined revenue"),
         2000,
         &guard,
@@ -395,7 +403,7 @@ fn saved_examples_are_data_and_the_operators_are_not() {
         &catalog,
         &catalog,
         &k,
-        &saved,
+        &ExamplePool::new(&k, &saved, &Guard::new(Dialect::Sqlite)),
         Some("How many orders were shipped to France or Norway?"),
         2000,
         &Guard::new(Dialect::Sqlite),

@@ -20,7 +20,7 @@ use crate::context::SchemaContext;
 use crate::database::Database;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::guard::{Guard, GuardPolicy};
-use crate::knowledge::{Example, Knowledge, knowledge_context};
+use crate::knowledge::{Example, ExamplePool, Knowledge, knowledge_context};
 use crate::query::{QueryLimits, QueryResult};
 
 pub use access::{Access, AccessFn, filtered_note, read_as};
@@ -41,6 +41,8 @@ pub struct SqlToolkit {
     pub(crate) knowledge: Knowledge,
     /// The verified examples saved for this database (the run store's), beside the knowledge's own.
     pub(crate) examples: std::sync::RwLock<Arc<Vec<Example>>>,
+    /// The knowledge's examples and the saved ones, indexed for ranking (rebuilt when the saved ones change).
+    pub(crate) pool: std::sync::RwLock<Arc<ExamplePool>>,
 }
 
 impl std::fmt::Debug for SqlToolkit {
@@ -114,14 +116,17 @@ impl SqlToolkit {
                 .tables
                 .retain(|t| allowed.iter().any(|a| a.eq_ignore_ascii_case(&t.name)));
         }
+        let guard = db.guard().await?.with_policy(policy);
+        let pool = ExamplePool::new(&knowledge, &[], &guard);
         Ok(Arc::new(Self {
-            guard: db.guard().await?.with_policy(policy),
+            guard,
             db,
             catalog: Arc::new(catalog),
             limits,
             access,
             knowledge,
             examples: std::sync::RwLock::new(Arc::new(Vec::new())),
+            pool: std::sync::RwLock::new(Arc::new(pool)),
         }))
     }
 
@@ -132,8 +137,12 @@ impl SqlToolkit {
 
     /// Replaces the saved verified examples (the run store's, for this database).
     pub fn set_examples(&self, examples: Vec<Example>) {
+        let pool = ExamplePool::new(&self.knowledge, &examples, &self.guard);
         if let Ok(mut held) = self.examples.write() {
             *held = Arc::new(examples);
+        }
+        if let Ok(mut held) = self.pool.write() {
+            *held = Arc::new(pool);
         }
     }
 
@@ -143,6 +152,14 @@ impl SqlToolkit {
             .read()
             .map(|held| held.clone())
             .unwrap_or_default()
+    }
+
+    /// The examples a context chooses from, indexed.
+    fn pool(&self) -> Arc<ExamplePool> {
+        self.pool
+            .read()
+            .map(|held| held.clone())
+            .unwrap_or_else(|_| Arc::new(ExamplePool::new(&self.knowledge, &[], &self.guard)))
     }
 
     /// The guard as `principal` reads: its tables and columns only; an error saying why when its access
@@ -174,7 +191,7 @@ impl SqlToolkit {
                 &catalog,
                 &self.catalog,
                 &self.knowledge,
-                &self.examples(),
+                &self.pool(),
                 question,
                 budget,
                 &guard,
