@@ -84,8 +84,6 @@ fn config(url: &str, extra: &str) -> String {
 
 fn sqlite_db() -> String {
     let path = format!("{}/shop.sqlite", scratch_dir("knowledge"));
-    // A directory left by an earlier run with the same process id holds the last one.
-    let _ = std::fs::remove_file(&path);
     sqlite3(&path, SCHEMA);
     format!("sqlite://{path}")
 }

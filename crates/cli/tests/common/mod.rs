@@ -122,6 +122,8 @@ pub fn scratch_dir(what: &str) -> String {
     let n = N.fetch_add(1, Ordering::Relaxed);
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("{what}-{}-{n}", std::process::id()));
+    // A folder left by an earlier run whose process had the same id would hold its databases and stores.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.display().to_string()
 }
