@@ -146,7 +146,7 @@ impl ExampleResult {
         self.first_hit.is_some_and(|r| r <= k)
     }
 
-    /// Whether the first [`SHOWN`] examples miss though the pool has a same-skeleton example.
+    /// Whether the first `SHOWN` examples miss though the pool has a same-skeleton example.
     pub fn is_miss(&self) -> bool {
         self.matching > 0 && !self.hit_at(SHOWN)
     }
@@ -233,7 +233,7 @@ pub struct ExamplesReport {
 }
 
 impl ExamplesReport {
-    /// The questions whose first [`SHOWN`] examples miss though their pool has a same-skeleton example.
+    /// The questions whose first `SHOWN` examples miss though their pool has a same-skeleton example.
     pub fn misses(&self) -> impl Iterator<Item = &ExampleResult> {
         self.results.iter().filter(|r| r.is_miss())
     }
