@@ -251,6 +251,22 @@ pub fn parse_knowledge(text: &str) -> Result<Knowledge, String> {
     }
 }
 
+/// A YAML reader's message, which ends with "at line L column C", as `name:L:C: message`.
+fn located(name: &str, message: &str) -> String {
+    let place = message.rfind(" at line ").and_then(|at| {
+        let (line, column) = message[at + " at line ".len()..].split_once(" column ")?;
+        Some((
+            at,
+            line.trim().parse::<usize>().ok()?,
+            column.trim().parse::<usize>().ok()?,
+        ))
+    });
+    match place {
+        Some((at, line, column)) => format!("{name}:{line}:{column}: {}", &message[..at]),
+        None => format!("{name}: {message}"),
+    }
+}
+
 impl App {
     /// The knowledge's problems the guard and the catalog find without asking the database, for the config's
     /// knowledge and the store's: a description of a table or column the database lacks, a fragment that names
@@ -318,7 +334,7 @@ impl App {
                     .to_owned(),
             ]);
         };
-        let knowledge = parse_knowledge(text).map_err(|e| vec![format!("{name}: {e}")])?;
+        let knowledge = parse_knowledge(text).map_err(|e| vec![located(name, &e)])?;
         let found = document_problems(&knowledge, text, name, kit);
         let mut problems: Vec<String> = found
             .iter()

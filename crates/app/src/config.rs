@@ -385,10 +385,13 @@ pub(crate) fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
     let mut min_indent = 0usize;
     // Inside a list item: the indentation of its `- ` (a line there starting another item ends it).
     let mut item: Option<usize> = None;
+    // A flow mapping that ends the line of the key found last: (its line, where its `{` is).
+    let mut flow: Option<(usize, usize)> = None;
     let lines: Vec<&str> = text.lines().collect();
     for key in path {
         let mut hit = None;
         if let Ok(wanted) = key.parse::<usize>() {
+            flow = None;
             let mut seen = 0usize;
             let mut items_at = None;
             for (n, line) in lines.iter().enumerate().skip(start) {
@@ -417,6 +420,16 @@ pub(crate) fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
             start = n;
             min_indent = col;
             item = Some(col - 2);
+            continue;
+        }
+        // The key before ended its line with a flow mapping (`columns: {a: x, b: y}`): look in it first.
+        if let Some((n, after)) = flow.take()
+            && let Some(at) = [format!("{{{key}:"), format!(" {key}:"), format!(",{key}:")]
+                .iter()
+                .filter_map(|k| lines[n][after..].find(k.as_str()).map(|i| after + i + 1))
+                .min()
+        {
+            found = Some((n + 1, at + 1));
             continue;
         }
         for (n, line) in lines.iter().enumerate().skip(start) {
@@ -456,6 +469,7 @@ pub(crate) fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
         start = n + 1;
         min_indent = col + 1;
         item = None;
+        flow = lines[n][col..].find('{').map(|brace| (n, col + brace));
     }
     found
 }
@@ -494,5 +508,14 @@ mod tests {
         let flow = "examples:\n  - {question: q, sql: one}\n  - {sql: two}\n";
         assert_eq!(locate(flow, &["examples", "0", "sql"]), Some((2, 19)));
         assert_eq!(locate(flow, &["examples", "1", "sql"]), Some((3, 6)));
+        let nested = "tables:\n  orders:\n    columns: {total: x, totl: y}\n";
+        assert_eq!(
+            locate(nested, &["tables", "orders", "columns", "totl"]),
+            Some((3, 25))
+        );
+        assert_eq!(
+            locate(nested, &["tables", "orders", "columns", "total"]),
+            Some((3, 15))
+        );
     }
 }

@@ -385,6 +385,14 @@ fn knowledge_imported_into_the_store_is_checked_shared_exported_and_cleared() {
     assert!(err.contains("nothing was saved"), "{err}");
     let out = with_store(&["knowledge", "export"]);
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    // An unknown key: the reader's message at its place.
+    std::fs::write(&bad, "glossary:\n  - term: t\n    meening: m\n").unwrap();
+    let out = with_store(&["knowledge", "import", &bad]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bad.yaml:3:5: glossary[0]: unknown field `meening`"),
+        "{err}"
+    );
 
     // Saved: another command (another server) with the same store uses it.
     let out = with_store(&["knowledge", "import", &file]);
