@@ -229,13 +229,13 @@ pub(crate) async fn stored_knowledge(
 
 /// A knowledge document: the `knowledge:` section's shape, or a file with a top-level `knowledge:` key. The
 /// error gives the line and column.
-pub fn parse_knowledge(text: &str) -> Result<Knowledge, String> {
+pub fn parse_knowledge(text: &str) -> Result<Knowledge, serde_yaml::Error> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Wrapped {
         knowledge: Knowledge,
     }
-    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let value: serde_yaml::Value = serde_yaml::from_str(text)?;
     if value.is_null() {
         return Ok(Knowledge::default());
     }
@@ -243,27 +243,9 @@ pub fn parse_knowledge(text: &str) -> Result<Knowledge, String> {
         .as_mapping()
         .is_some_and(|m| m.len() == 1 && m.contains_key("knowledge"));
     if wrapped {
-        serde_yaml::from_str::<Wrapped>(text)
-            .map(|w| w.knowledge)
-            .map_err(|e| e.to_string())
+        serde_yaml::from_str::<Wrapped>(text).map(|w| w.knowledge)
     } else {
-        serde_yaml::from_str::<Knowledge>(text).map_err(|e| e.to_string())
-    }
-}
-
-/// A YAML reader's message, which ends with "at line L column C", as `name:L:C: message`.
-fn located(name: &str, message: &str) -> String {
-    let place = message.rfind(" at line ").and_then(|at| {
-        let (line, column) = message[at + " at line ".len()..].split_once(" column ")?;
-        Some((
-            at,
-            line.trim().parse::<usize>().ok()?,
-            column.trim().parse::<usize>().ok()?,
-        ))
-    });
-    match place {
-        Some((at, line, column)) => format!("{name}:{line}:{column}: {}", &message[..at]),
-        None => format!("{name}: {message}"),
+        serde_yaml::from_str::<Knowledge>(text)
     }
 }
 
@@ -334,7 +316,8 @@ impl App {
                     .to_owned(),
             ]);
         };
-        let knowledge = parse_knowledge(text).map_err(|e| vec![located(name, &e)])?;
+        let knowledge =
+            parse_knowledge(text).map_err(|e| vec![crate::config::located_yaml_error(name, &e)])?;
         let found = document_problems(&knowledge, text, name, kit);
         let mut problems: Vec<String> = found
             .iter()

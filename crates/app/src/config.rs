@@ -268,11 +268,7 @@ impl Config {
             Self::default()
         } else {
             serde_yaml::from_str(text).map_err(|e| {
-                let place = match e.location() {
-                    Some(l) => format!("{}:{}:{}", path.display(), l.line(), l.column()),
-                    None => path.display().to_string(),
-                };
-                AppError::Config(format!("{place}: {}", strip_location(&e.to_string())))
+                AppError::Config(located_yaml_error(&path.display().to_string(), &e))
             })?
         };
         for (name, url) in &mut config.databases {
@@ -317,6 +313,15 @@ impl Config {
         }
         serde_yaml::to_string(&shown).map_err(|e| AppError::Config(e.to_string()))
     }
+}
+
+/// A YAML reader's error in `name` as `name:line:col: message`.
+pub(crate) fn located_yaml_error(name: &str, e: &serde_yaml::Error) -> String {
+    let place = match e.location() {
+        Some(l) => format!("{name}:{}:{}", l.line(), l.column()),
+        None => name.to_owned(),
+    };
+    format!("{place}: {}", strip_location(&e.to_string()))
 }
 
 /// serde_yaml ends messages with "at line L column C"; the place is put first instead.

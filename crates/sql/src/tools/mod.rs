@@ -39,9 +39,7 @@ pub struct SqlToolkit {
     pub(crate) access: Option<AccessFn>,
     /// What the team taught about the data (its table descriptions are in `catalog` already).
     pub(crate) knowledge: Knowledge,
-    /// The verified examples saved for this database (the run store's), beside the knowledge's own.
-    pub(crate) examples: std::sync::RwLock<Arc<Vec<Example>>>,
-    /// The knowledge's examples and the saved ones, indexed for ranking (rebuilt when the saved ones change).
+    /// The knowledge's examples and the saved ones (the run store's for this database), indexed for ranking (rebuilt when the saved ones change).
     pub(crate) pool: std::sync::RwLock<Arc<ExamplePool>>,
 }
 
@@ -125,7 +123,6 @@ impl SqlToolkit {
             limits,
             access,
             knowledge,
-            examples: std::sync::RwLock::new(Arc::new(Vec::new())),
             pool: std::sync::RwLock::new(Arc::new(pool)),
         }))
     }
@@ -138,20 +135,9 @@ impl SqlToolkit {
     /// Replaces the saved verified examples (the run store's, for this database).
     pub fn set_examples(&self, examples: Vec<Example>) {
         let pool = ExamplePool::new(&self.knowledge, &examples, &self.guard);
-        if let Ok(mut held) = self.examples.write() {
-            *held = Arc::new(examples);
-        }
         if let Ok(mut held) = self.pool.write() {
             *held = Arc::new(pool);
         }
-    }
-
-    /// The saved verified examples.
-    pub fn examples(&self) -> Arc<Vec<Example>> {
-        self.examples
-            .read()
-            .map(|held| held.clone())
-            .unwrap_or_default()
     }
 
     /// The examples a context chooses from, indexed.
