@@ -82,6 +82,10 @@ impl AuditTo {
                     "Not run: the audit trail cannot be written, and no call runs unrecorded. Tell the user; \
                      the operator has the details.",
                 )
+                .for_people(
+                    "Not run: the audit trail cannot be written, and no call runs unrecorded; the operator has \
+                     the details.",
+                )
                 .with_diagnostic(format!("the audit trail of {}: {e}", self.store.url()))
             })
     }

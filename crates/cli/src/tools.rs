@@ -308,12 +308,12 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
         ),
         Err(e) => return Err(e.into()),
     };
-    let mut person = None;
     let result = match checked {
-        Checked::Refused(refusal) => {
-            person = Some(refusal.for_person());
-            Err((refusal.message(), None))
-        }
+        Checked::Refused(refusal) => Err(Failed {
+            message: refusal.message(),
+            diagnostic: None,
+            person: Some(refusal.for_person()),
+        }),
         Checked::Allowed(call) => run_tool(call).await,
         Checked::NeedsApproval(call, reason) => {
             let request = call.request(reason.clone());
@@ -352,10 +352,8 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
                 }
                 Some(Approval::Edit { .. }) => {
                     call.not_run(&reason, "edits are not taken here").await?;
-                    Err((
-                        "Not run: edit the arguments on the command line and call again."
-                            .to_owned(),
-                        None,
+                    Err(Failed::said(
+                        "Not run: edit the arguments on the command line and call again.",
                     ))
                 }
                 answer => {
@@ -364,7 +362,7 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
                         _ => "the user did not approve it".to_owned(),
                     };
                     call.not_run(&reason, &why).await?;
-                    Err(("Not run: the user did not approve it.".to_owned(), None))
+                    Err(Failed::said("Not run: it was not approved."))
                 }
             }
         }
@@ -376,9 +374,18 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
             let advice = more_rows(app, &principal, &args.name, shown);
             print_output(format, &args.name, &output, &advice)
         }
-        Err((message, diagnostic)) => {
-            let failed =
-                json!({"ok": false, "content": message, "data": Value::Null, "error": person});
+        Err(Failed {
+            message,
+            diagnostic,
+            person,
+        }) => {
+            // `content` is what a model is told; `error` is the same for a person.
+            let failed = json!({
+                "ok": false,
+                "content": message,
+                "data": Value::Null,
+                "error": person.as_deref().unwrap_or(&message),
+            });
             match format {
                 CallFormat::Json => say!("{}", serde_json::to_string_pretty(&failed)?),
                 CallFormat::Ndjson => say!("{failed}"),
@@ -407,8 +414,31 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
 }
 
 /// Runs a call that passed its checks (and, if it needed it, was approved).
-async fn run_tool(call: DirectCall) -> Result<ToolOutput, (String, Option<String>)> {
-    call.run().await.map_err(|e| (e.message, e.diagnostic))
+async fn run_tool(call: DirectCall) -> Result<ToolOutput, Failed> {
+    call.run().await.map_err(|e| Failed {
+        message: e.message,
+        diagnostic: e.diagnostic,
+        person: e.person,
+    })
+}
+
+/// A call that failed or did not run: what the model would be told, the operator's diagnostic, and the words
+/// for a person when the model's speak to a model ("tell the user…").
+struct Failed {
+    message: String,
+    diagnostic: Option<String>,
+    person: Option<String>,
+}
+
+impl Failed {
+    /// A failure said the same way to the model and to a person.
+    fn said(message: &str) -> Self {
+        Self {
+            message: message.to_owned(),
+            diagnostic: None,
+            person: None,
+        }
+    }
 }
 
 /// Prints a tool's result: its observation; rows in the chosen format when it returned rows; otherwise its

@@ -313,7 +313,7 @@ impl Observer for Trace {
                 self.line(format!(
                     "{p}  {} {}",
                     s.dim("  ->"),
-                    shown(&rejection.observation)
+                    shown(&rejection.for_person(&call.name))
                 ));
             }
             Event::ToolDenied {
@@ -334,6 +334,7 @@ impl Observer for Trace {
                 content,
                 is_error,
                 diagnostic,
+                person,
                 ..
             } => {
                 self.stop();
@@ -343,7 +344,9 @@ impl Observer for Trace {
                 } else {
                     s.dim("result")
                 };
-                self.line(format!("{p}  {label} {tool}: {}", shown(content)));
+                // A failure in the person's words (the model's speak to the model: "tell the user…").
+                let text = person.as_deref().filter(|_| *is_error).unwrap_or(content);
+                self.line(format!("{p}  {label} {tool}: {}", shown(text)));
                 if let Some(d) = diagnostic {
                     self.line(format!("{p}  {} {d}", s.warn("diagnostic")));
                 }

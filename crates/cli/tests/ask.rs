@@ -269,3 +269,57 @@ async fn react_json_mode_works_with_a_model_without_tool_calling() {
     assert!(stderr.contains("call current_date {}"), "{stderr}");
     assert!(bodies(&server).await[0].get("tools").is_none());
 }
+
+/// The trace people read says a failed call in their words; the model is still told its own.
+#[tokio::test]
+async fn the_trace_says_a_failed_call_to_the_person() {
+    let dir = scratch_dir("ask-failed-trace");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{dir}/shop.sqlite?mode=rwc\ntools:\n  orders_of:\n    kind: sql\n    \
+             database: shop\n    description: Orders of a customer.\n    statement: SELECT * FROM vanished WHERE \
+             customer = :customer\n    parameters:\n      customer: {{type: string}}\nagents:\n  clerk:\n    \
+             description: Orders.\n    instructions: Answer about orders.\n    tools: [orders_of]\n"
+        ),
+    )
+    .unwrap();
+    let server = mock_openai(vec![
+        tool_reply("call_1", "orders_of", r#"{"customer": "a"}"#),
+        text_reply("The orders cannot be read right now."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--agent",
+            "clerk",
+            "--trace",
+            "Orders of a?",
+        ],
+        &[("OPENAI_BASE_URL", &base)],
+        "",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "failed orders_of: The database refused this tool's statement, so nothing was read: the tool's SQL \
+             does not fit the database"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("tell the user"), "{stderr}");
+    let bodies = bodies(&server).await;
+    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert!(
+        told.as_str()
+            .unwrap()
+            .contains("tell the user the tool is misconfigured"),
+        "{told}"
+    );
+}

@@ -524,3 +524,86 @@ fn a_refused_call_is_said_to_the_person_in_their_words() {
         );
     }
 }
+
+/// A config whose SQL tool reads a table the database lacks (`config check` would say so; this one was never
+/// checked).
+fn misconfigured(what: &str) -> String {
+    let dir = scratch_dir(what);
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{dir}/shop.sqlite?mode=rwc\ntools:\n  orders_of:\n    kind: sql\n    \
+             database: shop\n    description: Orders of a customer.\n    statement: SELECT * FROM vanished WHERE \
+             customer = :customer\n    parameters:\n      customer: {{type: string}}\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// A tool that fails as it runs is said to a person in their words too: what happened and who can fix it, not
+/// the model's "tell the user the tool is misconfigured"; the model's words stay where the model's output is
+/// asked for (the observation, `content` in JSON).
+#[test]
+fn a_failed_call_is_said_to_the_person_in_their_words() {
+    let config = misconfigured("format-failed");
+    let call = |format: &str| {
+        steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "-f",
+                format,
+                "orders_of",
+                r#"{"customer": "a"}"#,
+            ],
+            &[],
+            "",
+        )
+    };
+    for format in ["table", "csv", "tsv", "markdown"] {
+        let out = call(format);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(text(&out.stdout), "", "{format}");
+        let said = text(&out.stderr);
+        assert!(
+            said.contains("error: The database refused this tool's statement, so nothing was read: the tool's SQL does not fit the database"),
+            "{format}: {said}"
+        );
+        assert!(said.contains("steward config check"), "{said}");
+        assert!(!said.to_lowercase().contains("the user"), "{said}");
+        assert!(
+            said.contains("diagnostic: no such table: vanished"),
+            "{said}"
+        );
+        assert!(said.contains("The database has no tables."), "{said}");
+    }
+    let out = call("observation");
+    assert!(
+        text(&out.stdout).contains("tell the user the tool is misconfigured"),
+        "the model's words: {}",
+        text(&out.stdout)
+    );
+    assert!(
+        !text(&out.stderr).contains("the user"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = call("json");
+    let failed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(failed["ok"], false);
+    assert!(
+        failed["content"]
+            .as_str()
+            .unwrap()
+            .contains("tell the user")
+    );
+    let person = failed["error"].as_str().unwrap();
+    assert!(
+        person.contains("the tool's SQL does not fit the database") && !person.contains("the user"),
+        "{person}"
+    );
+}

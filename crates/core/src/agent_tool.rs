@@ -88,9 +88,12 @@ impl AgentTool {
                 output.staged = run.staged().to_vec();
                 ToolProgress::Done(Ok(output))
             }
-            RunStatus::Done(outcome) => failed(ToolError::new(format!(
-                "The {name} agent did not finish ({outcome}). Tell the user what could not be done."
-            ))),
+            RunStatus::Done(outcome) => failed(
+                ToolError::new(format!(
+                    "The {name} agent did not finish ({outcome}). Tell the user what could not be done."
+                ))
+                .for_people(format!("The {name} agent did not finish ({outcome}).")),
+            ),
             RunStatus::AwaitingApproval(requests) => {
                 let state = match serde_json::to_value(run) {
                     Ok(state) => state,

@@ -116,6 +116,10 @@ pub enum Event {
         /// The operator's diagnostic, when the tool failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diagnostic: Option<String>,
+        /// The error as a person reads it, when the tool failed and `content` speaks to the model
+        /// (see [`crate::ToolError::person`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        person: Option<String>,
         /// How long the call took.
         duration_ms: u64,
     },

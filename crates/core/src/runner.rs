@@ -600,9 +600,15 @@ impl Runner {
             None if reads => run.taint(&call.name),
             None => {}
         }
-        let (content, is_error, data, diagnostic) = match result {
-            Ok(output) => (output.content, false, output.data, note),
-            Err(error) => (error.message, true, None, error.diagnostic.or(note)),
+        let (content, is_error, data, diagnostic, person) = match result {
+            Ok(output) => (output.content, false, output.data, note, None),
+            Err(error) => (
+                error.message,
+                true,
+                None,
+                error.diagnostic.or(note),
+                error.person,
+            ),
         };
         let diagnostic = match recorded {
             Ok(()) => diagnostic,
@@ -618,6 +624,7 @@ impl Runner {
                 is_error,
                 data,
                 diagnostic,
+                person,
                 duration_ms: millis(spent),
             },
         );

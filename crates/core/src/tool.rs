@@ -178,8 +178,9 @@ impl ToolOutput {
 
 /// A failed tool call.
 ///
-/// `message` is what the model is told (what went wrong and what to do); `diagnostic` is for the operator
-/// only (the cause, with context) and never reaches the model.
+/// `message` is what the model is told (what went wrong and what to do); `person`, when set, is the same for
+/// a person, without the advice meant for a model ("tell the user…"); `diagnostic` is for the operator only
+/// (the cause, with context) and never reaches the model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[error("{message}")]
 pub struct ToolError {
@@ -192,6 +193,9 @@ pub struct ToolError {
     /// tainted by it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tainted_by: Option<String>,
+    /// What a person is told when `message` speaks to a model; `None` when the message reads well to both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 impl ToolError {
@@ -201,18 +205,30 @@ impl ToolError {
             message: message.into(),
             diagnostic: None,
             tainted_by: None,
+            person: None,
         }
     }
 
     /// An internal failure: the model is told only that the tool failed, the operator gets the cause.
     pub fn internal(diagnostic: impl Into<String>) -> Self {
-        Self {
-            message: "The tool failed because of an internal error; the operator has the details. \
-                      Tell the user the action could not be completed."
-                .to_owned(),
-            diagnostic: Some(diagnostic.into()),
-            tainted_by: None,
-        }
+        Self::new(
+            "The tool failed because of an internal error; the operator has the details. \
+             Tell the user the action could not be completed.",
+        )
+        .for_people("The tool failed because of an internal error, so the action was not completed; the operator has the details.")
+        .with_diagnostic(diagnostic)
+    }
+
+    /// The same error with the words a person reads instead of the model's (which advise the model what to
+    /// tell them).
+    pub fn for_people(mut self, text: impl Into<String>) -> Self {
+        self.person = Some(text.into());
+        self
+    }
+
+    /// What a person is told: the person's words when the error has them, else the model's.
+    pub fn person_text(&self) -> &str {
+        self.person.as_deref().unwrap_or(&self.message)
     }
 
     /// The same error with an operator diagnostic attached.

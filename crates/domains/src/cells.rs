@@ -44,6 +44,9 @@ impl From<CellError> for ToolError {
             "The stored data could not be read: {error}. Tell the user that this data needs fixing; do not guess \
              the value."
         ))
+        .for_people(format!(
+            "The stored data could not be read: {error}. This data needs fixing in the database."
+        ))
         .with_diagnostic(error.to_string())
     }
 }

@@ -275,10 +275,15 @@ pub(crate) fn unavailable(error: SqlError) -> ToolError {
         SqlErrorKind::Query => ToolError::new(
             "The database refused Steward's statement, so the action did not happen; tell the user.",
         )
+        .for_people(
+            "The database refused Steward's statement, so the action did not happen; the operator has the \
+             details.",
+        )
         .with_diagnostic(m),
         _ => ToolError::new(
             "The database could not be used just now; tell the user the action did not happen.",
         )
+        .for_people("The database could not be used just now, so the action did not happen; try again later.")
         .with_diagnostic(error.to_string()),
     }
 }

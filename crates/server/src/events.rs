@@ -128,6 +128,7 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEv
             call_id: call.id.clone(),
             tool: call.name.clone(),
             reason: rejection.observation.clone(),
+            error: rejection.for_person(&call.name),
         },
         Event::ToolDenied {
             run_id,
@@ -139,6 +140,7 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEv
             call_id: call.id.clone(),
             tool: call.name.clone(),
             reason: reason.clone(),
+            error: format!("Not allowed: {reason}."),
         },
         Event::ToolResult {
             run_id,
@@ -147,6 +149,7 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEv
             content,
             is_error,
             data,
+            person,
             ..
         } => {
             let (table, chart) = match data {
@@ -174,6 +177,7 @@ pub(crate) fn api_event(event: &Event, conversation_id: &str) -> Option<ServerEv
                 tool: tool.clone(),
                 content: cut(content),
                 is_error: *is_error,
+                error: is_error.then(|| cut(person.as_deref().unwrap_or(content))),
                 table,
                 chart,
             }
@@ -212,5 +216,59 @@ fn cut(text: &str) -> String {
             &text[..at]
         ),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use steward_core::ToolError;
+
+    fn observation(error: &ToolError) -> ServerEvent {
+        let event = Event::ToolResult {
+            run_id: "r".into(),
+            call_id: "c".into(),
+            tool: "orders_of".into(),
+            content: error.message.clone(),
+            is_error: true,
+            data: None,
+            diagnostic: error.diagnostic.clone(),
+            person: error.person.clone(),
+            duration_ms: 1,
+        };
+        api_event(&event, "conv").unwrap()
+    }
+
+    /// A failed call reaches the client in both voices: `content` for the model, `error` for the person, who
+    /// is never told to "tell the user"; an error with one voice is said the same to both.
+    #[test]
+    fn a_failure_carries_the_person_s_words() {
+        let error = ToolError::new("The tool broke; tell the user.").for_people("The tool broke.");
+        let ServerEvent::Observation {
+            content,
+            error,
+            is_error,
+            ..
+        } = observation(&error)
+        else {
+            unreachable!("a tool result is an observation")
+        };
+        assert!(is_error);
+        assert_eq!(content, "The tool broke; tell the user.");
+        assert_eq!(error.as_deref(), Some("The tool broke."));
+        let plain = ToolError::new("No table named `x`.");
+        let ServerEvent::Observation { error, .. } = observation(&plain) else {
+            unreachable!("a tool result is an observation")
+        };
+        assert_eq!(error.as_deref(), Some("No table named `x`."));
+        // The operator's diagnostic never reaches the client.
+        let secret = ToolError::internal("password=hunter2 in the DSN");
+        let value = serde_json::to_value(observation(&secret)).unwrap();
+        assert!(!value.to_string().contains("hunter2"), "{value}");
+        assert!(
+            !value["error"].as_str().unwrap().contains("the user"),
+            "{value}"
+        );
     }
 }

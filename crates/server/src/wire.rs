@@ -114,6 +114,10 @@ pub enum ServerEvent {
         content: String,
         /// True when the tool failed.
         is_error: bool,
+        /// When the tool failed: what went wrong as a person reads it (`content` speaks to the model, e.g.
+        /// "tell the user…").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
         /// The rows the tool returned, when it returned a table.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         table: Option<Table>,
@@ -134,6 +138,9 @@ pub enum ServerEvent {
         tool: String,
         /// What was wrong (the model is told).
         reason: String,
+        /// What was wrong as a person reads it (empty in events kept before it was sent).
+        #[serde(default)]
+        error: String,
     },
     /// A person's decision on a call that waited was applied to the resumed run.
     Decided {

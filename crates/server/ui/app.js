@@ -470,14 +470,16 @@ class Turn {
         if (e.is_error) target.classList.add('failed');
         else if (this.sqlCalls.has(`${e.run_id}/${e.call_id}`)) this.ranSql = true;
         const content = String(e.content ?? '');
-        const details = el('details', { class: 'observation', open: e.is_error || !this.calls.has(e.call_id) ? true : null },
-          el('summary', { text: e.is_error ? 'Error' : 'Observation' }), el('pre', { class: 'code' }, el('code', { text: content })));
-        target.append(...[...resultView(e.table, e.chart), content ? details : null].filter(Boolean));
+        // A failure is said in the person's words; what the model was told (advice such as "tell the user") stays folded.
+        const error = e.is_error ? el('p', { class: 'tool-error', text: String(e.error || content) }) : null;
+        const details = el('details', { class: 'observation', open: !e.is_error && !this.calls.has(e.call_id) ? true : null },
+          el('summary', { text: e.is_error ? 'What the model was told' : 'Observation' }), el('pre', { class: 'code' }, el('code', { text: content })));
+        target.append(...[...resultView(e.table, e.chart), error, content ? details : null].filter(Boolean));
         scrollDown();
         break;
       }
       case 'rejected':
-        this.step(card('rejected', 'Rejected', e.tool, el('p', { text: e.reason || '' })), e);
+        this.step(card('rejected', 'Rejected', e.tool, el('p', { class: 'tool-error', text: e.error || e.reason || '' })), e);
         break;
       case 'usage':
         // A provider that reports no usage sends zeros: that is not known, not free.

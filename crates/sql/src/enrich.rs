@@ -212,7 +212,9 @@ fn table_hint(name: &str, catalog: &Catalog) -> String {
             many.join(" or ")
         ),
     };
-    if catalog.tables.len() <= 40 {
+    if catalog.tables.is_empty() {
+        hint.push_str(" The database has no tables.");
+    } else if catalog.tables.len() <= 40 {
         let names: Vec<&str> = catalog.names().collect();
         hint.push_str(&format!(" Tables: {}.", names.join(", ")));
     }

@@ -358,10 +358,14 @@ impl Tool for HttpTool {
             .await
         {
             Ok(result) => result,
-            Err(_) => Err(ToolError::new(format!(
-                "The service did not answer within {} ms (time limit), so the request was abandoned; try again later or tell the user.",
-                self.timeout.as_millis()
-            ))),
+            Err(_) => {
+                let fact = format!(
+                    "The service did not answer within {} ms (time limit), so the request was abandoned; try again later",
+                    self.timeout.as_millis()
+                );
+                Err(ToolError::new(format!("{fact} or tell the user."))
+                    .for_people(format!("{fact}.")))
+            }
         }
     }
 }

@@ -207,5 +207,8 @@ fn unavailable(error: &SqlError) -> ToolError {
     ToolError::new(
         "The database could not be used just now, so the change was not made; tell the user.",
     )
+    .for_people(
+        "The database could not be used just now, so the change was not made; try again later.",
+    )
     .with_diagnostic(error.to_string())
 }

@@ -212,7 +212,8 @@ Schema:
                         if state.tried >= max {
                             return Err(ToolError::new(format!(
                                 "No attempts left ({max} queries were tried). Answer with what you know."
-                            )));
+                            ))
+                            .for_people(format!("No attempts left: {max} queries were tried.")));
                         }
                         state.tried += 1;
                     }

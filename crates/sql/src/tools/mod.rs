@@ -293,6 +293,7 @@ pub(crate) fn tool_error(error: SqlError) -> ToolError {
     match error.kind() {
         SqlErrorKind::Connect | SqlErrorKind::Catalog | SqlErrorKind::Unavailable => {
             ToolError::new("The database could not be reached or read; tell the user the data is unavailable right now.")
+                .for_people("The database could not be reached or read: the data is unavailable right now; try again later.")
                 .with_diagnostic(error.message())
         }
         SqlErrorKind::Invalid => ToolError::new(format!(

@@ -70,10 +70,14 @@ impl Reading<'_> {
     async fn read(&self, mut response: Response) -> Result<Vec<u8>, ToolError> {
         let host = self.host;
         let too_large = || {
-            ToolError::new(format!(
-                "The response from {host} was larger than {} bytes, so it was not read; ask for less (narrower values) or tell the user.",
+            let fact = format!(
+                "The response from {host} was larger than {} bytes, so it was not read",
                 self.max_bytes
+            );
+            ToolError::new(format!(
+                "{fact}; ask for less (narrower values) or tell the user."
             ))
+            .for_people(format!("{fact}; ask for less (narrower values)."))
         };
         if response
             .content_length()
@@ -105,18 +109,26 @@ impl Reading<'_> {
             } else {
                 content_type
             };
-            return Err(ToolError::new(format!(
-                "The response is not JSON ({shown}), so the part at `{pointer}` cannot be taken from it; tell the user."
-            )));
+            let fact = format!(
+                "The response is not JSON ({shown}), so the part at `{pointer}` cannot be taken from it"
+            );
+            return Err(
+                ToolError::new(format!("{fact}; tell the user.")).for_people(format!(
+                    "{fact}; the service may have answered differently than expected."
+                )),
+            );
         };
         match value.pointer(pointer) {
             Some(Value::String(s)) => Ok(ToolOutput::text(s.clone()).with_data(ToolData::Json {
                 value: Value::String(s.clone()),
             })),
             Some(part) => Ok(ToolOutput::json(part.clone())),
-            None => Err(ToolError::new(format!(
-                "The response has nothing at `{pointer}`; the service may have answered differently than expected. Tell the user."
-            ))),
+            None => {
+                let fact = format!(
+                    "The response has nothing at `{pointer}`; the service may have answered differently than expected."
+                );
+                Err(ToolError::new(format!("{fact} Tell the user.")).for_people(fact))
+            }
         }
     }
 
@@ -146,16 +158,29 @@ impl Reading<'_> {
     pub(super) fn transport(&self, error: &reqwest::Error) -> ToolError {
         let host = self.host;
         let diagnostic = self.scrub(&error.to_string());
-        let message = if error.is_timeout() {
-            format!(
-                "{host} did not answer within {} ms (time limit), so the request was abandoned; try again later or tell the user.",
+        let (message, person) = if error.is_timeout() {
+            let fact = format!(
+                "{host} did not answer within {} ms (time limit), so the request was abandoned; try again later",
                 self.timeout.as_millis()
-            )
+            );
+            (format!("{fact} or tell the user."), format!("{fact}."))
         } else if error.is_connect() {
-            format!("{host} could not be reached; tell the user the service is unavailable.")
+            (
+                format!("{host} could not be reached; tell the user the service is unavailable."),
+                format!(
+                    "{host} could not be reached: the service is unavailable; try again later."
+                ),
+            )
         } else {
-            format!("The request to {host} failed; tell the user the service is unavailable.")
+            (
+                format!("The request to {host} failed; tell the user the service is unavailable."),
+                format!(
+                    "The request to {host} failed: the service is unavailable; try again later."
+                ),
+            )
         };
-        ToolError::new(message).with_diagnostic(diagnostic)
+        ToolError::new(message)
+            .for_people(person)
+            .with_diagnostic(diagnostic)
     }
 }

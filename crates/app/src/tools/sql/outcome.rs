@@ -76,20 +76,31 @@ pub(super) fn sql_error(error: SqlError, write: bool) -> ToolError {
         SqlErrorKind::Constraint => ToolError::new(format!(
             "The change conflicts with existing data: {m}. Nothing was changed."
         )),
-        SqlErrorKind::Timeout => ToolError::new(format!(
-            "The database stopped the statement after {} ms (time limit), so {nothing}; try narrower values or tell the user.",
-            error.timeout_ms().unwrap_or_default()
-        )),
-        SqlErrorKind::Unavailable | SqlErrorKind::Connect => ToolError::new(format!(
-            "The database is unavailable right now, so {nothing}; tell the user and try again later."
-        ))
-        .with_diagnostic(m),
+        SqlErrorKind::Timeout => {
+            let stopped = format!(
+                "The database stopped the statement after {} ms (time limit), so {nothing}",
+                error.timeout_ms().unwrap_or_default()
+            );
+            ToolError::new(format!("{stopped}; try narrower values or tell the user."))
+                .for_people(format!("{stopped}; try narrower values."))
+        }
+        SqlErrorKind::Unavailable | SqlErrorKind::Connect => {
+            let down = format!("The database is unavailable right now, so {nothing}");
+            ToolError::new(format!("{down}; tell the user and try again later."))
+                .for_people(format!("{down}; try again later."))
+                .with_diagnostic(m)
+        }
         // A refusal is about who asks (their role's tables, columns and rows), not the tool: say why.
         SqlErrorKind::Refused => ToolError::new(format!(
             "Not allowed, so {nothing}: {m} Tell the user what they may not see."
-        )),
+        ))
+        .for_people(format!("Not allowed, so {nothing}: {m}")),
         _ => ToolError::new(format!(
             "The database refused this tool's statement, so {nothing}; tell the user the tool is misconfigured."
+        ))
+        .for_people(format!(
+            "The database refused this tool's statement, so {nothing}: the tool's SQL does not fit the database. \
+             The operator has the details (`steward config check` checks the tools against the database)."
         ))
         .with_diagnostic(error.to_string()),
     }
