@@ -14,13 +14,21 @@
 //! - **Kind**: a line when the labels look like dates or months (`2024-05`, `2024-05-31`, `2024-05-31T10:00`,
 //!   `2024-Q2`, month names) or the label column is named like a period (`date`, `day`, `week`, `month`,
 //!   `quarter`, `year`); a bar otherwise, for at most [`MAX_BARS`] categories. An explicit `kind` wins.
-//! - **Scale**: one or two measures of comparable scale (their largest magnitudes within [`SCALE_RATIO`]) share
-//!   one axis; otherwise each gets a panel of its own, stacked with the same labels (small multiples), so that
-//!   orders next to revenue in thousands are both readable.
+//! - **Scale**: one measure, or two of comparable scale (their largest magnitudes within [`SCALE_RATIO`]), share
+//!   one axis. Two measures of different scales (orders next to revenue in thousands) get two y axes in one
+//!   panel, so that both are readable and still meet at each label: the first measure on the left axis, the
+//!   second on a right axis, each axis with round ticks of its own (the same number of steps, zero at one
+//!   height, so that both sets of ticks sit on the same gridlines), drawn and named in its series' colour, and a
+//!   legend that says which axis each series is read on (`revenue (right axis)`). As bars, the first measure is
+//!   the bars and the second a line with points over them: side by side, bars on different scales would invite
+//!   comparing heights that mean different things. As lines, two lines. Three or four measures get a panel
+//!   each, stacked with the same labels (small multiples): one axis per panel reads better than three or four.
 //!
 //! The SVG is self-contained (no script, no external reference, no style sheet), has a `viewBox`,
-//! `role="img"`, a `<title>` and a `<desc>` for assistive technology, a y axis with round ticks, a legend when
-//! there is more than one series, and escapes every text it draws.
+//! `role="img"`, a `<title>` and a `<desc>` for assistive technology (which says, with two axes, which measure is
+//! on which), y axes with round ticks (`<g class="axis left">`, and `<g class="axis right">` with two axes), a
+//! legend when there is more than one series, a `<title>` in every bar and point that says its label and value
+//! (the web UI shows it on hover and focus), and escapes every text it draws.
 //!
 //! ```
 //! use serde_json::json;
@@ -44,13 +52,12 @@ mod svg;
 pub const MAX_ROWS: usize = 500;
 /// The most series (numeric columns) one panel draws.
 pub const MAX_SERIES: usize = 8;
-/// The most measures [`chart`] draws (each in its own panel when they do not share a scale); a result with more
-/// gets no chart.
+/// The most measures [`chart`] draws (more than two in a panel each); a result with more gets no chart.
 pub const MAX_PANELS: usize = 4;
 /// The most categories a bar chart draws; more read better as a table.
 pub const MAX_BARS: usize = 30;
 /// Two measures share an axis when the larger of their largest magnitudes is at most this many times the
-/// smaller.
+/// smaller; otherwise each has an axis of its own.
 pub const SCALE_RATIO: f64 = 10.0;
 
 const PERIOD_WORDS: [&str; 7] = ["date", "day", "week", "month", "quarter", "year", "period"];
@@ -62,7 +69,8 @@ const MONTHS: &str = "jan feb mar apr may jun jul aug sep sept oct nov dec janua
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChartKind {
-    /// Bars, grouped by label, one per series.
+    /// Bars, grouped by label, one per series; with two axes, bars for the first measure and a line for the
+    /// second.
     Bar,
     /// Lines, one per series, with the labels in order along the x axis.
     Line,
@@ -121,33 +129,34 @@ pub fn chart(columns: &[String], rows: &[Vec<Value>], kind: Option<ChartKind>) -
         .iter()
         .filter_map(|&c| columns.get(c).cloned())
         .collect();
-    let shared_axis = match values.as_slice() {
-        [_] => true,
-        [a, b] => comparable(a, b),
-        _ => false,
-    };
-    let svg = if shared_axis {
-        Plot {
-            label_name,
-            labels,
-            names,
-            values,
-            height: svg::HEIGHT,
-        }
-        .render(kind)?
-    } else {
-        let panels: Vec<Plot<'_>> = names
-            .into_iter()
-            .zip(values)
-            .map(|(name, values)| Plot {
+    let svg = match values.as_slice() {
+        [_] | [_, _] => {
+            let two_axes = matches!(values.as_slice(), [a, b] if !comparable(a, b));
+            Plot {
                 label_name,
-                labels: labels.clone(),
-                names: vec![name],
-                values: vec![values],
-                height: svg::PANEL_HEIGHT,
-            })
-            .collect();
-        svg::stack(&panels, kind)?
+                labels,
+                names,
+                values,
+                height: svg::HEIGHT,
+                two_axes,
+            }
+            .render(kind)?
+        }
+        _ => {
+            let panels: Vec<Plot<'_>> = names
+                .into_iter()
+                .zip(values)
+                .map(|(name, values)| Plot {
+                    label_name,
+                    labels: labels.clone(),
+                    names: vec![name],
+                    values: vec![values],
+                    height: svg::PANEL_HEIGHT,
+                    two_axes: false,
+                })
+                .collect();
+            svg::stack(&panels, kind)?
+        }
     };
     Some(Chart { kind, svg })
 }

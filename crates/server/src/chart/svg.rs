@@ -1,4 +1,4 @@
-//! Drawing a [`Plot`] as SVG: layout, the y axis's round ticks, bars, lines, the legend, and escaping.
+//! Drawing a [`Plot`] as SVG: layout, the y axes' round ticks, bars, lines, the legend, and escaping.
 
 use std::fmt::Write as _;
 
@@ -17,6 +17,9 @@ const LABEL_CHARS: usize = 14;
 const PALETTE: [&str; MAX_SERIES] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#9c755f",
 ];
+/// Darker shades of the first two colours, for the text of the axis each of two measures is read on (readable
+/// on white, at least 4.5:1).
+const AXIS_TEXT: [&str; 2] = ["#35597f", "#a4550f"];
 const TEXT: &str = "#4b5563";
 const GRID: &str = "#e5e7eb";
 const BASELINE: &str = "#9ca3af";
@@ -33,6 +36,9 @@ pub(super) struct Plot<'a> {
     pub(super) values: Vec<Vec<Option<f64>>>,
     /// The picture's height.
     pub(super) height: f64,
+    /// Two measures of different scales: the first read on the left axis, the second on a right axis of its
+    /// own (for bars, the first as bars and the second as a line with points).
+    pub(super) two_axes: bool,
 }
 
 /// Panels of one series each, stacked with the same labels (small multiples): one SVG document whose panels
@@ -72,15 +78,38 @@ pub(super) fn stack(panels: &[Plot<'_>], kind: ChartKind) -> Option<String> {
 
 impl Plot<'_> {
     fn title(&self) -> String {
-        format!("{} by {}", self.names.join(", "), self.label_name)
+        if self.two_axes {
+            format!(
+                "{} by {} (two axes)",
+                self.names.join(" and "),
+                self.label_name
+            )
+        } else {
+            format!("{} by {}", self.names.join(", "), self.label_name)
+        }
     }
 
     fn description(&self, kind: ChartKind) -> String {
-        let kind = match kind {
+        let kind_text = match kind {
             ChartKind::Bar => "Bar chart",
             ChartKind::Line => "Line chart",
         };
-        let mut desc = format!("{kind} of {} rows.", self.labels.len());
+        let mut desc = format!("{kind_text} of {} rows", self.labels.len());
+        match (self.two_axes, self.names.as_slice()) {
+            (true, [first, second]) if kind == ChartKind::Bar => {
+                let _ = write!(
+                    desc,
+                    " with two y axes: {first} as bars on the left axis, {second} as a line on the right axis."
+                );
+            }
+            (true, [first, second]) => {
+                let _ = write!(
+                    desc,
+                    " with two y axes: {first} on the left axis, {second} on the right axis."
+                );
+            }
+            _ => desc.push('.'),
+        }
         for (name, values) in self.names.iter().zip(&self.values) {
             let present = values.iter().flatten().copied();
             let low = present.clone().fold(f64::INFINITY, f64::min);
@@ -99,31 +128,46 @@ impl Plot<'_> {
 
     /// The SVG document, or `None` when the values cannot be scaled.
     pub(super) fn render(&self, kind: ChartKind) -> Option<String> {
-        let (low, high) = self
-            .values
+        // One axis for every series, or with two axes one per series, their ticks on the same gridlines.
+        let axes: Vec<Axis> = if self.two_axes {
+            let (left, right) = Axis::aligned(self.range(0), self.range(1))?;
+            vec![left, right]
+        } else {
+            let (low, high) = self
+                .values
+                .iter()
+                .flatten()
+                .flatten()
+                .fold((0.0_f64, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            vec![Axis::new(low, high)?]
+        };
+        let ticks: Vec<Vec<(f64, String)>> = axes
             .iter()
-            .flatten()
-            .flatten()
-            .fold((0.0_f64, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-        let axis = Axis::new(low, high)?;
-        let ticks: Vec<(f64, String)> = axis.ticks().map(|t| (t, axis.tick_text(t))).collect();
-        let tick_chars = ticks
-            .iter()
-            .map(|(_, t)| t.chars().count())
-            .max()
-            .unwrap_or(1);
+            .map(|axis| axis.ticks().map(|t| (t, axis.tick_text(t))).collect())
+            .collect();
+        let tick_chars = |side: usize| {
+            ticks
+                .get(side)
+                .and_then(|t| t.iter().map(|(_, t)| t.chars().count()).max())
+                .unwrap_or(1) as f64
+        };
+        let right = if self.two_axes {
+            12.0 + tick_chars(1) * CHAR_W
+        } else {
+            RIGHT
+        };
         let count = self.labels.len();
         let shown: Vec<String> = self.labels.iter().map(|l| cut(l, LABEL_CHARS)).collect();
         let longest = shown.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64 * CHAR_W;
-        let mut left = 12.0 + tick_chars as f64 * CHAR_W;
-        let mut slot = (WIDTH - left - RIGHT) / count as f64;
+        let mut left = 12.0 + tick_chars(0) * CHAR_W;
+        let mut slot = (WIDTH - left - right) / count as f64;
         let rotate = longest + 6.0 > slot;
         if rotate {
             // Labels turned by 40° reach left of their slot: the first one must stay inside the picture.
             left = left.max(longest * 0.77 - slot / 2.0 + 4.0);
-            slot = (WIDTH - left - RIGHT) / count as f64;
+            slot = (WIDTH - left - right) / count as f64;
         }
-        let plot_w = WIDTH - left - RIGHT;
+        let plot_w = WIDTH - left - right;
         let every = if rotate {
             16.0 / slot
         } else {
@@ -132,12 +176,19 @@ impl Plot<'_> {
         let every = every.ceil().max(1.0) as usize;
         let bottom = if rotate { 24.0 + longest * 0.64 } else { 26.0 };
         let legend = self.legend_layout(left);
-        let top = 30.0
-            + legend
-                .last()
-                .map_or(0.0, |item| item.row as f64 * 18.0 + 18.0);
+        let legend_h = legend
+            .last()
+            .map_or(0.0, |item| item.row as f64 * 18.0 + 18.0);
+        // Two axes are named above their ticks.
+        let top = 30.0 + legend_h + if self.two_axes { 18.0 } else { 0.0 };
         let plot_h = self.height - top - bottom;
-        let y = |v: f64| top + plot_h * (axis.high - v) / (axis.high - axis.low);
+        // The height of `v` on the axis series `s` is read on.
+        let y = |s: usize, v: f64| {
+            let axis = axes.get(s).or(axes.first());
+            axis.map_or(top + plot_h, |a| {
+                top + plot_h * (a.high - v) / (a.high - a.low)
+            })
+        };
 
         let title = self.title();
         let mut svg = String::with_capacity(4096 + count * self.names.len() * 160);
@@ -168,18 +219,58 @@ impl Plot<'_> {
                 escape(&item.text),
             );
         }
-        for (tick, text) in &ticks {
-            let ty = y(*tick);
+        // Gridlines at the (first) axis's ticks; with two axes the second's ticks fall on the same lines.
+        svg.push_str(r#"<g class="grid">"#);
+        for (tick, _) in ticks.first().into_iter().flatten() {
             let stroke = if *tick == 0.0 { BASELINE } else { GRID };
             let _ = write!(
                 svg,
-                r#"<line x1="{}" x2="{}" y1="{ty}" y2="{ty}" stroke="{stroke}"/><text x="{}" y="{ty}" dy="0.32em" text-anchor="end" fill="{TEXT}">{}</text>"#,
+                r#"<line x1="{}" x2="{}" y1="{ty}" y2="{ty}" stroke="{stroke}"/>"#,
                 num(left),
                 num(left + plot_w),
-                num(left - 6.0),
-                escape(text),
-                ty = num(ty),
+                ty = num(y(0, *tick)),
             );
+        }
+        svg.push_str("</g>");
+        for (side, ticks) in ticks.iter().enumerate() {
+            let (class, x, anchor) = if side == 0 {
+                ("left", left - 6.0, "end")
+            } else {
+                ("right", left + plot_w + 6.0, "start")
+            };
+            let fill = if self.two_axes {
+                AXIS_TEXT.get(side).copied().unwrap_or(TEXT)
+            } else {
+                TEXT
+            };
+            let _ = write!(svg, r#"<g class="axis {class}">"#);
+            if self.two_axes {
+                // The axis line in its series' colour, and the series' name above it.
+                let ax = if side == 0 { left } else { left + plot_w };
+                let name = self.names.get(side).map_or("", String::as_str);
+                let _ = write!(
+                    svg,
+                    r#"<line x1="{ax}" x2="{ax}" y1="{}" y2="{}" stroke="{}" stroke-width="2"/><text class="axis-name" x="{}" y="{}" text-anchor="{}" font-weight="600" fill="{fill}">{}</text>"#,
+                    num(top),
+                    num(top + plot_h),
+                    colour(side),
+                    num(if side == 0 { 4.0 } else { WIDTH - 4.0 }),
+                    num(top - 10.0),
+                    if side == 0 { "start" } else { "end" },
+                    escape(&cut(name, 40)),
+                    ax = num(ax),
+                );
+            }
+            for (tick, text) in ticks {
+                let _ = write!(
+                    svg,
+                    r#"<text x="{}" y="{}" dy="0.32em" text-anchor="{anchor}" fill="{fill}">{}</text>"#,
+                    num(x),
+                    num(y(side, *tick)),
+                    escape(text),
+                );
+            }
+            svg.push_str("</g>");
         }
         let label_y = top + plot_h + 16.0;
         for (i, label) in shown.iter().enumerate().step_by(every) {
@@ -198,24 +289,52 @@ impl Plot<'_> {
                 );
             }
         }
+        let all: Vec<usize> = (0..self.names.len()).collect();
         match kind {
-            ChartKind::Bar => self.bars(&mut svg, left, slot, &y),
-            ChartKind::Line => self.lines(&mut svg, left, slot, &y),
+            // Bars on two axes would invite comparing heights that mean different things: the second measure
+            // is a line over the first's bars.
+            ChartKind::Bar if self.two_axes => {
+                self.bars(&mut svg, &[0], left, slot, &y);
+                self.lines(&mut svg, &[1], left, slot, &y, true);
+            }
+            ChartKind::Bar => self.bars(&mut svg, &all, left, slot, &y),
+            ChartKind::Line => self.lines(&mut svg, &all, left, slot, &y, false),
         }
         svg.push_str("</svg>");
         Some(svg)
     }
 
-    fn bars(&self, svg: &mut String, left: f64, slot: f64, y: &dyn Fn(f64) -> f64) {
+    /// The lowest and highest value of series `s`, and zero.
+    fn range(&self, s: usize) -> (f64, f64) {
+        self.values
+            .get(s)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .fold((0.0_f64, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)))
+    }
+
+    /// Bars of the series `series`, grouped by label; `y(s, v)` is the height of `v` of series `s`.
+    fn bars(
+        &self,
+        svg: &mut String,
+        series: &[usize],
+        left: f64,
+        slot: f64,
+        y: &dyn Fn(usize, f64) -> f64,
+    ) {
         let group = slot * 0.8;
-        let width = group / self.names.len() as f64;
+        let width = group / series.len().max(1) as f64;
         let gap = if width > 4.0 { 1.0 } else { 0.0 };
-        for (s, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
+        for (place, &s) in series.iter().enumerate() {
+            let (Some(name), Some(values)) = (self.names.get(s), self.values.get(s)) else {
+                continue;
+            };
             let colour = colour(s);
             for (i, value) in values.iter().enumerate() {
                 let Some(value) = value else { continue };
-                let x = left + i as f64 * slot + slot * 0.1 + s as f64 * width;
-                let (y0, y1) = (y(value.max(0.0)), y(value.min(0.0)));
+                let x = left + i as f64 * slot + slot * 0.1 + place as f64 * width;
+                let (y0, y1) = (y(s, value.max(0.0)), y(s, value.min(0.0)));
                 let _ = write!(
                     svg,
                     r#"<rect class="bar" x="{}" y="{}" width="{}" height="{}" fill="{colour}"><title>{}</title></rect>"#,
@@ -229,9 +348,27 @@ impl Plot<'_> {
         }
     }
 
-    fn lines(&self, svg: &mut String, left: f64, slot: f64, y: &dyn Fn(f64) -> f64) {
+    /// A line for each of the series `series`, with a point per value when there are few; `over_bars` rings
+    /// the points in white so that they stand out on bars.
+    fn lines(
+        &self,
+        svg: &mut String,
+        series: &[usize],
+        left: f64,
+        slot: f64,
+        y: &dyn Fn(usize, f64) -> f64,
+        over_bars: bool,
+    ) {
         let dots = self.labels.len() <= 60;
-        for (s, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
+        let ring = if over_bars {
+            r##" stroke="#ffffff" stroke-width="1.5""##
+        } else {
+            ""
+        };
+        for &s in series {
+            let (Some(name), Some(values)) = (self.names.get(s), self.values.get(s)) else {
+                continue;
+            };
             let colour = colour(s);
             let mut path = String::new();
             let mut pen_down = false;
@@ -243,7 +380,7 @@ impl Plot<'_> {
                             path,
                             "{command}{} {} ",
                             num(left + (i as f64 + 0.5) * slot),
-                            num(y(*v))
+                            num(y(s, *v))
                         );
                         pen_down = true;
                     }
@@ -260,9 +397,10 @@ impl Plot<'_> {
                     let Some(value) = value else { continue };
                     let _ = write!(
                         svg,
-                        r#"<circle class="point" cx="{}" cy="{}" r="3" fill="{colour}"><title>{}</title></circle>"#,
+                        r#"<circle class="point" cx="{}" cy="{}" r="{}" fill="{colour}"{ring}><title>{}</title></circle>"#,
                         num(left + (i as f64 + 0.5) * slot),
-                        num(y(*value)),
+                        num(y(s, *value)),
+                        if over_bars { "4" } else { "3" },
                         self.point_title(i, name, *value),
                     );
                 }
@@ -283,7 +421,14 @@ impl Plot<'_> {
         let (mut x, mut row) = (left, 0);
         let mut items = Vec::new();
         for (s, name) in self.names.iter().enumerate() {
-            let text = cut(name, 24);
+            let mut text = cut(name, 24);
+            if self.two_axes {
+                text.push_str(if s == 0 {
+                    " (left axis)"
+                } else {
+                    " (right axis)"
+                });
+            }
             let width = 14.0 + text.chars().count() as f64 * CHAR_W + 16.0;
             if x + width > WIDTH - RIGHT && x > left {
                 (x, row) = (left, row + 1);
@@ -326,21 +471,81 @@ impl Axis {
             (0.0, 1.0)
         };
         let raw = (max - min) / 5.0;
-        let magnitude = 10_f64.powf(raw.log10().floor());
-        let step = magnitude
-            * match raw / magnitude {
-                n if n <= 1.0 => 1.0,
-                n if n <= 2.0 => 2.0,
-                n if n <= 2.5 => 2.5,
-                n if n <= 5.0 => 5.0,
-                _ => 10.0,
-            };
+        let step = round_step(raw);
         let low = ((min / step) + 1e-9).floor() * step;
         let high = ((max / step) - 1e-9).ceil() * step;
-        let finite = [raw, step, low, high, high - low]
-            .iter()
-            .all(|v| v.is_finite());
+        Self::checked(low, high, step)
+    }
+
+    /// Two axes, for `first` and `second` (each the lowest and highest value), with the same number of round
+    /// steps below and above zero, so that zero is at one height and the second's ticks fall on the first's
+    /// gridlines. Of 3 to 6 steps, the split that leaves the emptier axis fullest; `None` when a range cannot be
+    /// scaled.
+    pub(super) fn aligned(first: (f64, f64), second: (f64, f64)) -> Option<(Self, Self)> {
+        let mut best: Option<(f64, Self, Self)> = None;
+        // Five steps first, as for one axis: a later split must fill the axes better to be chosen.
+        for steps in [5_u32, 4, 6, 3] {
+            for below in 0..steps {
+                let above = steps - below;
+                let (Some(a), Some(b)) = (
+                    Self::fit(first, below, above),
+                    Self::fit(second, below, above),
+                ) else {
+                    continue;
+                };
+                let fill = a.fill(first).min(b.fill(second));
+                if best.as_ref().is_none_or(|(most, ..)| fill > *most + 1e-9) {
+                    best = Some((fill, a, b));
+                }
+            }
+        }
+        best.map(|(_, a, b)| (a, b))
+    }
+
+    /// The axis of `below` round steps under zero and `above` over it that covers `min..=max` with the smallest
+    /// step, or `None` when it cannot (values below zero and no step there).
+    fn fit((min, max): (f64, f64), below: u32, above: u32) -> Option<Self> {
+        let (under, over) = ((-min).max(0.0), max.max(0.0));
+        if (under > 0.0 && below == 0) || (over > 0.0 && above == 0) {
+            return None;
+        }
+        let per = |extent: f64, steps: u32| {
+            if steps == 0 {
+                0.0
+            } else {
+                extent / f64::from(steps)
+            }
+        };
+        let raw = per(under, below).max(per(over, above));
+        // All zero: steps of 1, as one axis has.
+        let raw = if raw > 0.0 {
+            raw
+        } else {
+            1.0 / f64::from(below + above)
+        };
+        let step = round_step(raw);
+        Self::checked(-f64::from(below) * step, f64::from(above) * step, step)
+    }
+
+    /// How much of the axis `min..=max` (and zero) takes: 1 when it spans the axis.
+    fn fill(&self, (min, max): (f64, f64)) -> f64 {
+        let extent = max.max(0.0) - min.min(0.0);
+        if extent > 0.0 {
+            extent / (self.high - self.low)
+        } else {
+            1.0
+        }
+    }
+
+    fn checked(low: f64, high: f64, step: f64) -> Option<Self> {
+        let finite = [step, low, high, high - low].iter().all(|v| v.is_finite());
         (finite && step > 0.0 && high > low).then_some(Self { low, high, step })
+    }
+
+    /// The highest tick.
+    #[cfg(test)]
+    pub(super) fn high(&self) -> f64 {
+        self.high
     }
 
     pub(super) fn ticks(&self) -> impl Iterator<Item = f64> + '_ {
@@ -378,6 +583,19 @@ impl Axis {
             _ => format!("{text}{suffix}"),
         }
     }
+}
+
+/// The smallest round step (1, 2, 2.5 or 5 times a power of ten) of at least `raw`.
+fn round_step(raw: f64) -> f64 {
+    let magnitude = 10_f64.powf(raw.log10().floor());
+    magnitude
+        * match raw / magnitude {
+            n if n <= 1.0 => 1.0,
+            n if n <= 2.0 => 2.0,
+            n if n <= 2.5 => 2.5,
+            n if n <= 5.0 => 5.0,
+            _ => 10.0,
+        }
 }
 
 fn colour(series: usize) -> &'static str {

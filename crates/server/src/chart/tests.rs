@@ -357,28 +357,329 @@ fn the_shape_of_a_result_decides_whether_and_how_it_is_drawn() {
     let drawn = draw(&["month", "orders", "returns_x10"], &both);
     assert_eq!(drawn.svg.matches("<svg").count(), 1);
     assert_eq!(drawn.svg.matches(r#"class="legend""#).count(), 2);
-    // Orders next to 15k of revenue: a panel each, each with its own axis, so neither is flat.
+    // Orders next to 15k of revenue: one panel, two axes, so neither is flat.
     let mixed = vec![
         vec![json!("2026-09"), json!(42), json!("15120.00")],
         vec![json!("2026-10"), json!(38), json!("13890.50")],
         vec![json!("2026-11"), json!(51), json!("17002.25")],
     ];
     let drawn = draw(&["month", "orders", "revenue"], &mixed);
+    assert_eq!(drawn.svg.matches("<svg").count(), 1, "one panel");
+    assert_eq!(tick_sets(&drawn.svg), 2, "two axes");
+    assert!(
+        drawn
+            .svg
+            .contains("<title>orders and revenue by month (two axes)</title>")
+    );
+    assert_well_formed(&drawn.svg);
+    // Three or four measures of mixed scales: a panel each (small multiples), an axis each.
+    let three: Vec<Vec<Value>> = mixed
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.push(json!(0.5));
+            r
+        })
+        .collect();
+    let drawn = draw(&["month", "orders", "revenue", "rate"], &three);
     assert_eq!(
         drawn.svg.matches("<svg").count(),
-        3,
-        "two panels in one picture"
+        4,
+        "three panels in one picture"
     );
     assert!(
         drawn
             .svg
-            .contains("orders and revenue by month (one panel each")
+            .contains("orders and revenue and rate by month (one panel each")
+    );
+    assert_eq!(tick_sets(&drawn.svg), 3, "one axis per panel");
+    assert!(!drawn.svg.contains("right axis"));
+    assert_well_formed(&drawn.svg);
+}
+
+/// The elements of an SVG document in order: each tag's name and attributes (no nesting).
+fn elements(svg: &str) -> Vec<(String, Vec<(String, String)>)> {
+    svg.split('<')
+        .skip(1)
+        .filter(|piece| !piece.starts_with('/'))
+        .filter_map(|piece| {
+            let tag = piece.split('>').next()?.trim_end_matches('/');
+            let (name, mut rest) = tag.split_once(' ').unwrap_or((tag, ""));
+            let mut attributes = Vec::new();
+            while let Some((key, after)) = rest.split_once("=\"") {
+                let (value, after) = after.split_once('"')?;
+                attributes.push((key.trim().to_string(), value.to_string()));
+                rest = after;
+            }
+            Some((name.to_string(), attributes))
+        })
+        .collect()
+}
+
+/// How many sets of y-axis ticks a chart has.
+fn tick_sets(svg: &str) -> usize {
+    svg.matches(r#"<g class="axis "#).count()
+}
+
+/// The ticks of the axis `side` (`left` or `right`) of a one-panel chart: each one's height and value (`2.5k`
+/// read as 2500).
+fn ticks(svg: &str, side: &str) -> Vec<(f64, f64)> {
+    let group = svg
+        .split(&format!(r#"<g class="axis {side}">"#))
+        .nth(1)
+        .and_then(|rest| rest.split("</g>").next())
+        .unwrap_or_else(|| panic!("no {side} axis in {svg}"));
+    group
+        .split("<text ")
+        .skip(1)
+        .filter(|t| !t.starts_with(r#"class="axis-name""#))
+        .map(|t| {
+            let y = attribute(t, "y").expect("a tick's height");
+            let text = t
+                .split('>')
+                .nth(1)
+                .and_then(|t| t.split('<').next())
+                .expect("a tick's text");
+            let (digits, factor) = match text.strip_suffix('k') {
+                Some(d) => (d, 1e3),
+                None => (text, 1.0),
+            };
+            (y, digits.parse::<f64>().expect("a number") * factor)
+        })
+        .collect()
+}
+
+fn attribute(tag: &str, name: &str) -> Option<f64> {
+    tag.split(&format!(" {name}=\""))
+        .nth(1)
+        .or_else(|| tag.strip_prefix(&format!("{name}=\"")))?
+        .split('"')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The marks (bars and points) of series `name`: each one's top (a bar's `y`, a point's `cy`).
+fn marks(svg: &str, name: &str) -> Vec<f64> {
+    let pieces: Vec<&str> = svg.split('<').collect();
+    pieces
+        .windows(2)
+        .filter(|w| {
+            w[0].starts_with(r#"rect class="bar""#) || w[0].starts_with(r#"circle class="point""#)
+        })
+        .filter(|w| w[1].starts_with("title>") && w[1].contains(&format!(" · {name}: ")))
+        .filter_map(|w| attribute(w[0], "y").or_else(|| attribute(w[0], "cy")))
+        .collect()
+}
+
+/// Orders next to revenue in thousands: one panel, the orders on a left axis and the revenue on a right one,
+/// each reaching its own largest value, so that neither is flat; as bars, orders are the bars and revenue a line
+/// over them; as lines, two lines.
+#[test]
+fn two_measures_of_different_scales_get_an_axis_each() {
+    let rows = vec![
+        vec![json!("Books"), json!(42), json!("15120.00")],
+        vec![json!("Garden"), json!(38), json!("13890.50")],
+        vec![json!("Toys"), json!(51), json!("17002.25")],
+        vec![json!("Tools"), json!(12), json!("2210")],
+    ];
+    let drawn = draw(&["category", "orders", "revenue"], &rows);
+    let svg = &drawn.svg;
+    assert_eq!(drawn.kind, ChartKind::Bar);
+    assert_well_formed(svg);
+    assert_eq!(svg.matches("<svg").count(), 1, "one panel");
+    let (left, right) = (ticks(svg, "left"), ticks(svg, "right"));
+    let top = |ticks: &[(f64, f64)]| ticks.iter().map(|t| t.1).fold(f64::MIN, f64::max);
+    // Each axis reaches its own measure's largest value, and not far past it.
+    assert!(top(&left) >= 51.0 && top(&left) < 51.0 * 2.0, "{left:?}");
+    assert!(
+        top(&right) >= 17002.25 && top(&right) < 17002.25 * 2.0,
+        "{right:?}"
+    );
+    // The same number of steps: the right ticks sit on the left ones' gridlines, zero at one height.
+    assert_eq!(left.len(), right.len());
+    for (l, r) in left.iter().zip(&right) {
+        assert!((l.0 - r.0).abs() < 0.11, "{left:?} {right:?}");
+    }
+    // Orders are bars on the left axis, revenue points of a line on the right: the tallest of each reaches the
+    // top tick's height (or near it), neither is flat.
+    let plot_top = left.iter().map(|t| t.0).fold(f64::MAX, f64::min);
+    let plot_bottom = left.iter().map(|t| t.0).fold(f64::MIN, f64::max);
+    let height = plot_bottom - plot_top;
+    let (orders, revenue) = (marks(svg, "orders"), marks(svg, "revenue"));
+    assert_eq!((orders.len(), revenue.len()), (4, 4));
+    assert_eq!(
+        svg.matches(r#"<rect class="bar""#).count(),
+        4,
+        "bars for orders"
+    );
+    assert_eq!(
+        svg.matches(r#"<circle class="point""#).count(),
+        4,
+        "points for revenue"
+    );
+    assert_eq!(
+        svg.matches(r#"class="line""#).count(),
+        1,
+        "a line for revenue"
+    );
+    let highest = |tops: &[f64]| tops.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        plot_bottom - highest(&orders) > height * 0.5,
+        "{orders:?} in {height}"
     );
     assert!(
-        drawn.svg.contains("<title>orders by month</title>")
-            && drawn.svg.contains("<title>revenue by month</title>")
+        plot_bottom - highest(&revenue) > height * 0.5,
+        "{revenue:?} in {height}"
     );
+    // Every mark still says its value.
+    assert!(svg.contains("<title>Toys · orders: 51</title>"));
+    assert!(svg.contains("<title>Toys · revenue: 17002.25</title>"));
+    // The legend and the description say which axis is which.
+    assert!(
+        svg.contains(">orders (left axis)</text>") && svg.contains(">revenue (right axis)</text>")
+    );
+    assert!(svg.contains(
+        "<desc>Bar chart of 4 rows with two y axes: orders as bars on the left axis, revenue as a line on the right axis."
+    ));
+    // As lines: two lines, still on two axes.
+    let lines = chart(
+        &cols(&["category", "orders", "revenue"]),
+        &rows,
+        Some(ChartKind::Line),
+    )
+    .expect("a chart");
+    assert_eq!(lines.svg.matches(r#"class="line""#).count(), 2);
+    assert_eq!(lines.svg.matches(r#"class="point""#).count(), 8);
+    assert!(!lines.svg.contains(r#"class="bar""#));
+    assert_eq!(tick_sets(&lines.svg), 2);
+    assert!(top(&ticks(&lines.svg, "right")) >= 17002.25);
+    assert_well_formed(&lines.svg);
+    // The other way round: revenue on the left.
+    let swapped: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|r| vec![r[0].clone(), r[2].clone(), r[1].clone()])
+        .collect();
+    let drawn = draw(&["category", "revenue", "orders"], &swapped);
+    assert!(top(&ticks(&drawn.svg, "left")) >= 17002.25);
+    assert!(top(&ticks(&drawn.svg, "right")) < 102.0);
+}
+
+/// Below zero on one axis only: both axes put zero at one height, each still covering its values.
+#[test]
+fn two_axes_share_their_zero() {
+    let rows = vec![
+        vec![json!("north"), json!(-1200), json!(10)],
+        vec![json!("south"), json!(3400), json!(25)],
+        vec![json!("east"), json!(800), json!(40)],
+    ];
+    let drawn = draw(&["region", "profit", "orders"], &rows);
     assert_well_formed(&drawn.svg);
+    let (left, right) = (ticks(&drawn.svg, "left"), ticks(&drawn.svg, "right"));
+    let zero = |ticks: &[(f64, f64)]| ticks.iter().find(|t| t.1 == 0.0).map(|t| t.0);
+    assert!(zero(&left).is_some());
+    assert_eq!(zero(&left), zero(&right), "{left:?} {right:?}");
+    let span = |ticks: &[(f64, f64)]| {
+        let values = ticks.iter().map(|t| t.1);
+        (
+            values.clone().fold(f64::MAX, f64::min),
+            values.fold(f64::MIN, f64::max),
+        )
+    };
+    let (low, high) = span(&left);
+    assert!(low <= -1200.0 && high >= 3400.0, "{left:?}");
+    assert!(span(&right).1 >= 40.0, "{right:?}");
+}
+
+#[test]
+fn aligned_axes_have_round_steps_and_one_count() {
+    let texts = |axis: &Axis| axis.ticks().map(|t| axis.tick_text(t)).collect::<Vec<_>>();
+    let (orders, revenue) = Axis::aligned((0.0, 51.0), (0.0, 17_002.25)).expect("two axes");
+    assert_eq!(texts(&orders), ["0", "20", "40", "60", "80"]);
+    assert_eq!(texts(&revenue), ["0", "5k", "10k", "15k", "20k"]);
+    let (profit, orders) = Axis::aligned((-1200.0, 3400.0), (0.0, 40.0)).expect("two axes");
+    assert_eq!(texts(&profit).len(), texts(&orders).len());
+    assert!(profit.high() >= 3400.0 && orders.high() >= 40.0);
+    let (zeros, other) = Axis::aligned((0.0, 0.0), (0.0, 5.0)).expect("two axes");
+    assert_eq!(texts(&zeros).len(), texts(&other).len());
+    assert_eq!(Axis::aligned((0.0, f64::MAX), (0.0, 1.0)), None);
+}
+
+/// The web UI rebuilds a chart from a short list of elements and attributes (`svgFrom` in `ui/app.js`) and drops
+/// anything else: whatever the charts draw must be on it, or it would vanish from the page.
+#[test]
+fn the_web_ui_keeps_everything_a_chart_draws() {
+    const APP_JS: &str = include_str!("../../ui/app.js");
+    let listed = |name: &str| -> Vec<String> {
+        APP_JS
+            .split(&format!("const {name} = new Set(["))
+            .nth(1)
+            .and_then(|rest| rest.split("]);").next())
+            .expect("the list in app.js")
+            .split(',')
+            .map(|item| item.trim().trim_matches('\'').to_string())
+            .collect()
+    };
+    let (tags, attributes) = (listed("SVG_TAGS"), listed("SVG_ATTRS"));
+    assert!(tags.contains(&"rect".to_string()) && attributes.contains(&"fill".to_string()));
+    let categories = vec![
+        vec![json!("Books"), json!(42), json!("15120.00"), json!(-30)],
+        vec![json!("Garden"), json!(38), json!("13890.50"), json!(35)],
+    ];
+    let months: Vec<Vec<Value>> = categories
+        .iter()
+        .zip(["2026-10", "2026-11"])
+        .map(|(r, m)| {
+            let mut r = r.clone();
+            r[0] = json!(m);
+            r
+        })
+        .collect();
+    let mut drawn = Vec::new();
+    for rows in [&categories, &months] {
+        // One measure; two of one scale; two of different scales; three.
+        for columns in [&[0, 1][..], &[0, 1, 3], &[0, 1, 2], &[0, 1, 2, 3]] {
+            let names = ["label", "orders", "revenue", "returns"];
+            let names: Vec<String> = columns.iter().map(|&c| names[c].to_string()).collect();
+            let rows: Vec<Vec<Value>> = rows
+                .iter()
+                .map(|r| columns.iter().map(|&c| r[c].clone()).collect())
+                .collect();
+            for kind in [ChartKind::Bar, ChartKind::Line] {
+                drawn.push(chart(&names, &rows, Some(kind)).expect("a chart").svg);
+            }
+        }
+    }
+    assert!(drawn.iter().any(|svg| svg.contains("right axis")));
+    assert!(drawn.iter().any(|svg| svg.contains("one panel each")));
+    let colour = |v: &str| {
+        v == "none"
+            || v.chars().all(|c| c.is_ascii_alphabetic())
+            || v.strip_prefix('#').is_some_and(|h| {
+                (3..=8).contains(&h.len()) && h.chars().all(|c| c.is_ascii_hexdigit())
+            })
+    };
+    for svg in &drawn {
+        for (tag, attrs) in elements(svg) {
+            assert!(tags.contains(&tag), "<{tag}> is not on the UI's list");
+            for (name, value) in attrs {
+                if tag == "svg" && name == "xmlns" {
+                    continue;
+                }
+                assert!(
+                    attributes.contains(&name),
+                    "{name} (on <{tag}>) is not on the UI's list"
+                );
+                if name == "fill" || name == "stroke" {
+                    assert!(
+                        colour(&value),
+                        "{name}=\"{value}\" is not a colour the UI keeps"
+                    );
+                }
+                assert!(!value.contains(['\\', '&', '<', '>']), "{name}=\"{value}\"");
+            }
+        }
+    }
 }
 
 #[test]
