@@ -1,8 +1,9 @@
 //! The web UI end to end: `steward serve` (the binary, a token required) with a mock OpenAI model, driven in
 //! Debian's headless Chromium by `crates/server/tests/ui/e2e.mjs` (playwright-core): sign in, send a message,
 //! watch the steps stream, see the table and the chart, approve the write, read the answer, reload. The
-//! screenshots are saved in `target/ui-screenshots/`. Without node, npm or Chromium the test says SKIPPED
-//! (under CI=true it fails: `.ci/run` installs them).
+//! screenshots are saved in `target/ui-screenshots/`. The other tests of this file drive the change-set card, four
+//! eyes, the everyday controls, chart choice by the shape of a result (`charts.mjs`) and drive-by requests.
+//! Without node, npm or Chromium the test says SKIPPED (under CI=true it fails: `.ci/run` installs them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -360,6 +361,77 @@ async fn the_web_ui_has_the_everyday_controls() {
             .any(|b| b["messages"].to_string().contains(EDITED)),
         "{report}"
     );
+}
+
+/// Chart choice in the browser (`crates/server/tests/ui/charts.mjs`), desktop and phone: one turn runs five queries
+/// on the demo database whose results have five shapes — a listing of 60 shipments (a table, no chart), shipments
+/// per carrier (bars), orders per month (a line), shipments per carrier in two years (one axis), orders and
+/// revenue per category (two axes) — and the page must draw exactly that. Screenshots:
+/// `target/ui-screenshots/charts-*.png`.
+#[tokio::test]
+async fn the_web_ui_draws_a_chart_only_when_the_shape_of_a_result_calls_for_one() {
+    let Some(ui) = browser_ready() else {
+        return;
+    };
+    const QUERIES: [&str; 5] = [
+        "SELECT s.id, s.carrier, s.status, o.total FROM shipments s JOIN orders o ON o.id = s.order_id ORDER BY s.id LIMIT 60",
+        "SELECT carrier, COUNT(*) AS shipments FROM shipments GROUP BY carrier ORDER BY carrier",
+        "SELECT substr(ordered_at, 1, 7) AS month, COUNT(*) AS orders FROM orders GROUP BY month ORDER BY month",
+        "SELECT carrier, SUM(shipped_at < '2026-01-01') AS shipped_2025, SUM(shipped_at >= '2026-01-01') AS shipped_2026 FROM shipments GROUP BY carrier ORDER BY carrier",
+        "SELECT p.category, COUNT(DISTINCT i.order_id) AS orders, ROUND(SUM(i.quantity * i.unit_price), 2) AS revenue FROM order_items i JOIN products p ON p.id = i.product_id GROUP BY p.category ORDER BY p.category",
+    ];
+    let (dir, db) = demo_in("ui-charts");
+    // The demo data have the shapes the script expects: carriers repeat within 60 shipments, revenue per category
+    // is in thousands next to hundreds of orders.
+    let carriers: usize = sqlite3(&db, "SELECT count(DISTINCT carrier) FROM shipments")
+        .parse()
+        .unwrap();
+    assert!((2..60).contains(&carriers), "{carriers} carriers");
+    let scales = sqlite3(
+        &db,
+        &format!("SELECT max(orders), max(revenue) FROM ({})", QUERIES[4]),
+    );
+    let (orders, revenue) = scales.split_once('|').unwrap();
+    let (orders, revenue): (f64, f64) = (orders.parse().unwrap(), revenue.parse().unwrap());
+    assert!(revenue >= 1000.0 && revenue > 10.0 * orders, "{scales}");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\ndefaults: {{agent: analyst}}\nroles:\n  analyst: {{agents: [analyst]}}\nprincipals:\n  ada: {{role: analyst}}\nserver:\n  tokens:\n    - {{name: ui, sha256: {}, principal: ada}}\n",
+            token_sha256(TOKEN)
+        ),
+    )
+    .unwrap();
+    let mut replies: Vec<_> = QUERIES
+        .iter()
+        .enumerate()
+        .map(|(i, sql)| {
+            tool_reply(
+                &format!("q{i}"),
+                "run_sql",
+                &json!({"sql": sql}).to_string(),
+            )
+        })
+        .collect();
+    replies.push(text_reply("The five results are above."));
+    let model = mock_openai(replies).await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("ui-charts-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let report = node(&ui, "charts.mjs", &server.base, &shots, &[]).await;
+    drop(server);
+    for (i, shape) in ["listing", "bar", "line", "one-axis", "two-axes"]
+        .iter()
+        .enumerate()
+    {
+        for viewport in ["desktop", "phone"] {
+            let shot = format!("charts-{}-{shape}-{viewport}.png", i + 1);
+            assert!(shots.join(&shot).exists(), "{shot} was not saved: {report}");
+        }
+    }
 }
 
 /// Runs the browser script `script` against the server at `base` (signing in with [`TOKEN`]), with `env`
