@@ -98,6 +98,21 @@ fn every_text_is_escaped() {
             .contains("&lt;i&gt;total&lt;/i&gt; by &lt;b&gt;name&lt;/b&gt;")
     );
     assert_well_formed(&drawn.svg);
+    // Two axes name their measures above the ticks and in the legend: escaped too.
+    let rows = vec![
+        vec![json!("a"), json!(1), json!(5000)],
+        vec![json!("b"), json!(2), json!(7000)],
+    ];
+    let drawn = draw(&["name", "<i>n</i>", "<script>x</script>"], &rows);
+    assert_eq!(tick_sets(&drawn.svg), 2);
+    assert!(!drawn.svg.contains("<script") && !drawn.svg.contains("<i>"));
+    assert!(drawn.svg.contains(">&lt;i&gt;n&lt;/i&gt;</text>"));
+    assert!(
+        drawn
+            .svg
+            .contains(">&lt;script&gt;x&lt;/script&gt; (right axis)</text>")
+    );
+    assert_well_formed(&drawn.svg);
 }
 
 #[test]
