@@ -414,6 +414,8 @@ async fn the_web_ui_draws_a_chart_only_when_the_shape_of_a_result_calls_for_one(
             )
         })
         .collect();
+    // A call the schema refuses: the page says it in the person's words.
+    replies.push(tool_reply("q5", "run_sql", "{}"));
     replies.push(text_reply("The five results are above."));
     let model = mock_openai(replies).await;
     let model_base = format!("{}/v1", model.uri());

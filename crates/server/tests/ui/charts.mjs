@@ -188,6 +188,15 @@ async function run(page, errors) {
   agrees(shapes[4], await say(twoAxes, 'rect.bar', 0, 'focus'), 'orders', 'focusing');
   agrees(shapes[4], await say(twoAxes, 'circle.point', 2, 'focus'), 'revenue', 'focusing');
   log('marks of both series say their values on hover and on focus');
+
+  // A call refused for its arguments (the model's sixth, `run_sql` with none) is said in the person's words: which
+  // argument is missing, not the model's "Ask the user for them".
+  const refused = fold.locator('.card.rejected .tool-error');
+  await visible(refused, 'the refused call');
+  const refusal = (await refused.textContent()).trim();
+  if (!/do not fit its parameters/.test(refusal) || !/missing: sql/.test(refusal) || /the user/i.test(refusal))
+    fail(`the refusal is not said to the person: ${JSON.stringify(refusal)}`);
+  log(`a refused call is said to the person: ${JSON.stringify(refusal)}`);
   for (let i = 0; i < SHAPES.length; i += 1) {
     await capture(page, cards.nth(i), `charts-${i + 1}-${SHAPES[i]}-desktop.png`);
   }
