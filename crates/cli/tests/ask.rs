@@ -273,18 +273,11 @@ async fn react_json_mode_works_with_a_model_without_tool_calling() {
 /// The trace people read says a failed call in their words; the model is still told its own.
 #[tokio::test]
 async fn the_trace_says_a_failed_call_to_the_person() {
-    let dir = scratch_dir("ask-failed-trace");
-    let config = format!("{dir}/steward.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "databases:\n  shop: sqlite://{dir}/shop.sqlite?mode=rwc\ntools:\n  orders_of:\n    kind: sql\n    \
-             database: shop\n    description: Orders of a customer.\n    statement: SELECT * FROM vanished WHERE \
-             customer = :customer\n    parameters:\n      customer: {{type: string}}\nagents:\n  clerk:\n    \
-             description: Orders.\n    instructions: Answer about orders.\n    tools: [orders_of]\n"
-        ),
-    )
-    .unwrap();
+    let config = misconfigured_tool(
+        "ask-failed-trace",
+        "agents:\n  clerk:\n    description: Orders.\n    instructions: Answer about orders.\n    \
+         tools: [orders_of]\n",
+    );
     let server = mock_openai(vec![
         tool_reply("call_1", "orders_of", r#"{"customer": "a"}"#),
         text_reply("The orders cannot be read right now."),

@@ -525,29 +525,12 @@ fn a_refused_call_is_said_to_the_person_in_their_words() {
     }
 }
 
-/// A config whose SQL tool reads a table the database lacks (`config check` would say so; this one was never
-/// checked).
-fn misconfigured(what: &str) -> String {
-    let dir = scratch_dir(what);
-    let config = format!("{dir}/steward.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "databases:\n  shop: sqlite://{dir}/shop.sqlite?mode=rwc\ntools:\n  orders_of:\n    kind: sql\n    \
-             database: shop\n    description: Orders of a customer.\n    statement: SELECT * FROM vanished WHERE \
-             customer = :customer\n    parameters:\n      customer: {{type: string}}\n"
-        ),
-    )
-    .unwrap();
-    config
-}
-
 /// A tool that fails as it runs is said to a person in their words too: what happened and who can fix it, not
 /// the model's "tell the user the tool is misconfigured"; the model's words stay where the model's output is
 /// asked for (the observation, `content` in JSON).
 #[test]
 fn a_failed_call_is_said_to_the_person_in_their_words() {
-    let config = misconfigured("format-failed");
+    let config = misconfigured_tool("format-failed", "");
     let call = |format: &str| {
         steward(
             &[

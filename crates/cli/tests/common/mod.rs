@@ -364,3 +364,20 @@ pub fn token_sha256(token: &str) -> String {
         .unwrap()
         .to_owned()
 }
+
+/// A config (its path) whose SQL tool `orders_of` reads a table the empty database lacks, as one that was never
+/// checked with `config check`; `extra` is appended (agents and the like).
+pub fn misconfigured_tool(what: &str, extra: &str) -> String {
+    let dir = scratch_dir(what);
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{dir}/shop.sqlite?mode=rwc\ntools:\n  orders_of:\n    kind: sql\n    \
+             database: shop\n    description: Orders of a customer.\n    statement: SELECT * FROM vanished WHERE \
+             customer = :customer\n    parameters:\n      customer: {{type: string}}\n{extra}"
+        ),
+    )
+    .unwrap();
+    config
+}
