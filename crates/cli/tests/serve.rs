@@ -1341,6 +1341,13 @@ async fn serve_without_a_model_starts_says_so_and_serves_what_needs_none() {
     assert_eq!(ready["status"], "ready", "{ready}");
     assert_eq!(ready["model"]["configured"], false, "{ready}");
     assert!(
+        ready["model"]["how"]
+            .as_str()
+            .unwrap()
+            .contains("STEWARD_MODEL"),
+        "/ready says how to set one: {ready}"
+    );
+    assert!(
         ready["model"].get("message").is_none(),
         "the reason is for signed-in callers: {ready}"
     );
@@ -1409,8 +1416,51 @@ async fn serve_without_a_model_starts_says_so_and_serves_what_needs_none() {
         true,
     )
     .await;
-    assert!(status >= 400, "{status} {body}");
+    // Not a provider failing (502): the server has no model until it is given one.
+    assert_eq!(status, 503, "{body}");
     assert!(body.contains("no model is configured"), "{body}");
+    assert!(body.contains("--model"), "{body}");
     let conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
     assert_ne!(conversation["status"], "running", "{conversation}");
+}
+
+/// With `STEWARD_MODEL` set, `/api/me` lists that model among those a person may pick (the settings name it),
+/// and picking it by name is picking the default: the message is answered.
+#[tokio::test]
+async fn the_default_model_is_listed_and_can_be_picked() {
+    let shop = shop();
+    let model = mock_openai(vec![text_reply("Picked.")]).await;
+    let base = format!("{}/v1", model.uri());
+    let store = format!("sqlite://{}/store.sqlite", shop.data);
+    let server = serve_with(
+        &shop.config,
+        &store,
+        &base,
+        &shop.data,
+        &[("STEWARD_MODEL", "openai:gpt-4o-mini")],
+    );
+    let me = get(&server.base, "/api/me").await;
+    assert_eq!(me["models"], json!(["openai:gpt-4o-mini"]), "{me}");
+    assert_eq!(me["defaults"]["model"], "openai:gpt-4o-mini", "{me}");
+    let id = new_conversation(&server.base).await;
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        Some(json!({"content": "hi", "settings": {"model": "openai:gpt-4o-mini"}})),
+        true,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(events(&text).last().unwrap()["content"], "Picked.", "{text}");
+    // Another name is not a model of this server.
+    let (status, text) = call(
+        &server.base,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        Some(json!({"content": "hi", "settings": {"model": "openai:gpt-5"}})),
+        true,
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
 }

@@ -130,8 +130,13 @@ async fn ready(State(shared): State<Arc<Shared>>) -> Response {
         Ok(()) => axum::Json(json!({
             "status": "ready",
             "runs_in_flight": shared.in_flight.count(),
-            // Whether there is a model, not why not (the reason names config files): `/api/me` says that.
-            "model": {"configured": shared.no_model.is_none()},
+            // Whether there is a model and how to set one, not why not (the reason names config files): `/api/me`
+            // says that.
+            "model": if shared.no_model.is_none() {
+                json!({"configured": true})
+            } else {
+                json!({"configured": false, "how": state::SET_A_MODEL})
+            },
         }))
         .into_response(),
         Err(fault) => (

@@ -50,7 +50,25 @@ pub(crate) struct Shared {
     pub(crate) no_model: Option<String>,
 }
 
+/// How to give a server a model, as `/ready` says it when it has none.
+pub(crate) const SET_A_MODEL: &str = "start the server with --model PROVIDER:MODEL or STEWARD_MODEL, or set \
+     `defaults.model` in steward.yaml (e.g. openai:gpt-4o-mini with OPENAI_API_KEY, or ollama:llama3.1), and restart it";
+
 impl Shared {
+    /// The model a turn runs when the person picks none: the server's `--model` or `STEWARD_MODEL`, else the
+    /// config's default, else none chosen yet (what the environment offers is found when a turn starts).
+    pub(crate) fn default_model(&self) -> Option<String> {
+        self.choice
+            .spec
+            .clone()
+            .or_else(|| self.app.config().defaults.model.clone())
+            .or_else(|| {
+                std::env::var("STEWARD_MODEL")
+                    .ok()
+                    .filter(|m| !m.trim().is_empty())
+            })
+    }
+
     /// Whether runs have a model, as `/ready` and `/api/me` say it: `{"configured", "message"?}`.
     pub(crate) fn model_status(&self) -> serde_json::Value {
         match &self.no_model {

@@ -81,23 +81,32 @@ pub(crate) async fn assemble(
             ),
             retry_after: Some(1),
         })?;
+    // The default model, picked by name (`/api/me` lists it with the config's), is no pick at all.
+    let default = shared.default_model();
+    let pick = settings
+        .model
+        .as_deref()
+        .filter(|m| Some(*m) != default.as_deref() || app.config().models.contains_key(*m));
     let models = app
-        .models(
-            &shared.choice,
-            agent,
-            settings.model.as_deref(),
-            Some(&shared.models),
-        )
+        .models(&shared.choice, agent, pick, Some(&shared.models))
         .await
         .map_err(|e| match e {
             steward_app::AppError::Invalid(_) => ApiError::bad(e.to_string()),
+            // Not a provider failing (502): this server has no model until someone gives it one.
+            _ if shared.no_model.is_some() => ApiError::Unavailable {
+                message: format!(
+                    "no model is configured for this server, so messages cannot be answered: {}",
+                    crate::state::SET_A_MODEL
+                ),
+                retry_after: None,
+            },
             other => ApiError::BadGateway(format!("cannot set up the model: {other}")),
         })?;
     let (sender, receiver) = mpsc::unbounded_channel();
     let forwarder = Arc::new(Forwarder::new(home.id(), sender));
     let mut options = TurnOptions::new(home.surface(), models, shared.choice.clone());
-    if let Some(model) = &settings.model {
-        options.choice.spec = Some(model.clone());
+    if let Some(model) = pick {
+        options.choice.spec = Some(model.to_owned());
     }
     options.question = Some(question.to_owned());
     options.limits = Limits {

@@ -954,7 +954,7 @@ function fillSettings(me) {
   $('set-agent').value = agents.some((a) => a.name === saved.agent) ? saved.agent : (me.defaults && me.defaults.agent) || (agents[0] && agents[0].name) || '';
   const defaultModel = me.defaults && me.defaults.model;
   $('set-model').replaceChildren(el('option', { value: '', text: defaultModel ? `Default (${defaultModel})` : 'Default' }),
-    ...(me.models || []).map((name) => el('option', { value: name, text: name })));
+    ...(me.models || []).filter((name) => name !== defaultModel).map((name) => el('option', { value: name, text: name })));
   $('set-model').value = (me.models || []).includes(saved.model) ? saved.model : '';
   for (const name of NUMBER_SETTINGS) $('set-' + name).value = saved[name] ?? '';
 }

@@ -121,19 +121,14 @@ pub(crate) async fn me(
                    "starters": def.map(|d| d.starters.clone()).unwrap_or_default()})
         })
         .collect();
-    let models: Vec<&String> = app.config().models.keys().collect();
-    // The model runs get when the person picks none: the server's `--model` or `STEWARD_MODEL`, else the
-    // config's default, else what the environment offers (said as unknown here: none is chosen yet).
-    let default_model = shared
-        .choice
-        .spec
-        .clone()
-        .or_else(|| app.config().defaults.model.clone())
-        .or_else(|| {
-            std::env::var("STEWARD_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-        });
+    // The models a person may pick: the config's named ones and the default (picking it is picking none).
+    let default_model = shared.default_model();
+    let mut models: Vec<String> = app.config().models.keys().cloned().collect();
+    if let Some(spec) = &default_model
+        && !models.contains(spec)
+    {
+        models.insert(0, spec.clone());
+    }
     Json(json!({
         "principal": caller.principal.name,
         "role": caller.principal.role,
