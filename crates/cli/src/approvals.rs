@@ -52,6 +52,19 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "TOOL")]
     tool: Option<String>,
 
+    /// Only the calls of runs of this agent.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
+    /// Only the calls of runs on this database: a URL, a file, or a name from the config's `databases`.
+    #[arg(long, value_name = "DB")]
+    db: Option<String>,
+
+    /// Only the calls in this state: waiting (the default without --all), approved, denied, edited, or
+    /// decided (any of the three).
+    #[arg(long, value_enum, value_name = "STATE")]
+    status: Option<Status>,
+
     /// Only the calls asked for since: a time ago (`30m`, `12h`, `7d`, `2w`) or a date.
     #[arg(long, value_name = "WHEN", value_parser = crate::runs::since)]
     since: Option<chrono::DateTime<chrono::Utc>>,
@@ -66,6 +79,35 @@ pub(crate) struct ListArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+}
+
+/// A call's state, for `approvals list --status`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Nobody decided it yet (and its run was not resumed).
+    Waiting,
+    /// Approved as asked.
+    Approved,
+    /// Denied (expired calls too).
+    Denied,
+    /// Approved with edited arguments.
+    Edited,
+    /// Approved, denied or edited.
+    Decided,
+}
+
+impl Status {
+    /// Whether a call with `decision` (as stored: `approve`, `deny`, `edit`; `None` while waiting) is in this
+    /// state.
+    fn holds(self, decision: Option<&str>) -> bool {
+        match self {
+            Self::Waiting => decision.is_none(),
+            Self::Approved => decision == Some("approve"),
+            Self::Denied => decision == Some("deny"),
+            Self::Edited => decision == Some("edit"),
+            Self::Decided => decision.is_some(),
+        }
+    }
 }
 
 /// Arguments of `steward approvals approve`.
@@ -133,11 +175,20 @@ pub(crate) async fn run(command: ApprovalsCommand, config: &ConfigFile) -> anyho
 }
 
 async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
+    let database = match &args.db {
+        Some(db) => Some(crate::runs::database_identity(config, db)?),
+        None => None,
+    };
     let store = crate::runs::open(config, &args.store).await?;
-    let approvals = store.approvals(args.all).await;
+    // A decided state is looked for among all calls; `waiting` among the waiting ones, as without --status.
+    let all = args.all || args.status.is_some_and(|s| s != Status::Waiting);
+    let approvals = store
+        .approvals_of(all, args.agent.as_deref(), database.as_deref())
+        .await;
     store.close().await;
     let approvals: Vec<PendingApproval> = approvals?
         .into_iter()
+        .filter(|a| args.status.is_none_or(|s| s.holds(a.decision.as_deref())))
         .filter(|a| args.tool.as_ref().is_none_or(|t| &a.tool == t))
         .filter(|a| args.since.is_none_or(|since| a.requested_at >= since))
         .filter(|a| args.older_than.is_none_or(|before| a.requested_at < before))
@@ -147,7 +198,22 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
         return Ok(crate::exit::OK);
     }
     if approvals.is_empty() {
-        note!("{}", Style::stderr().dim("(no call waits for approval)"));
+        let filters = [
+            ("--tool", args.tool.is_some()),
+            ("--agent", args.agent.is_some()),
+            ("--db", args.db.is_some()),
+            ("--status", args.status.is_some()),
+            ("--since", args.since.is_some()),
+            ("--older-than", args.older_than.is_some()),
+        ];
+        let what = if filters.iter().any(|(_, on)| *on) {
+            format!("(no call matches {})", crate::runs::given_filters(&filters))
+        } else if args.all {
+            "(no call was ever held for approval)".to_owned()
+        } else {
+            "(no call waits for approval)".to_owned()
+        };
+        note!("{}", Style::stderr().dim(&what));
         return Ok(crate::exit::OK);
     }
     let rows: Vec<Vec<String>> = approvals.iter().map(row).collect();

@@ -187,7 +187,7 @@ pub(crate) struct ListArgs {
 
     /// Only the runs with this outcome: answered, incomplete (running or waiting for approval), died,
     /// max_steps, token_budget, time_limit, model_failed, cancelled, interrupted.
-    #[arg(long, value_name = "OUTCOME")]
+    #[arg(long, value_name = "OUTCOME", value_parser = clap::builder::PossibleValuesParser::new(OUTCOMES))]
     status: Option<String>,
 
     /// Only the runs started since: a time ago (`30m`, `12h`, `7d`, `2w`) or a date (`2026-11-01`, or RFC
@@ -332,13 +332,7 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let mut filter =
         steward_app::store::RunFilter::new(args.agent.clone(), args.status.clone(), args.since);
     if let Some(db) = &args.db {
-        let loaded = config.load()?;
-        let url = loaded
-            .databases
-            .get(db)
-            .cloned()
-            .unwrap_or_else(|| db.clone());
-        filter = filter.on_database(steward_app::database_identity(&url));
+        filter = filter.on_database(database_identity(config, db)?);
     }
     let runs = store.list_where(&filter, args.limit, args.offset).await;
     store.close().await;
@@ -354,10 +348,13 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
                 store.url()
             )
         } else {
-            format!(
-                "(no run in {} matches --agent, --db, --status and --since as given)",
-                store.url()
-            )
+            let given = given_filters(&[
+                ("--agent", args.agent.is_some()),
+                ("--db", args.db.is_some()),
+                ("--status", args.status.is_some()),
+                ("--since", args.since.is_some()),
+            ]);
+            format!("(no run in {} matches {given})", store.url())
         };
         note!("{}", Style::stderr().dim(&what));
         return Ok(crate::exit::OK);
@@ -368,6 +365,46 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let rows: Vec<Vec<String>> = runs.iter().map(row).collect();
     crate::out::aligned(&header, &rows);
     Ok(crate::exit::OK)
+}
+
+/// The outcomes `runs list --status` takes (a run's `outcome` in the store; `incomplete` while it runs or
+/// waits).
+const OUTCOMES: [&str; 9] = [
+    "answered",
+    "incomplete",
+    "died",
+    "max_steps",
+    "token_budget",
+    "time_limit",
+    "model_failed",
+    "cancelled",
+    "interrupted",
+];
+
+/// The identity of the database `db` (a URL, a file, or a name from the config's `databases`), as runs
+/// record it.
+pub(crate) fn database_identity(config: &ConfigFile, db: &str) -> anyhow::Result<String> {
+    let loaded = config.load()?;
+    let url = loaded
+        .databases
+        .get(db)
+        .cloned()
+        .unwrap_or_else(|| db.to_owned());
+    Ok(steward_app::database_identity(&url))
+}
+
+/// The filter flags that were given, for a message that nothing matched them: "--agent and --db as given".
+pub(crate) fn given_filters(flags: &[(&str, bool)]) -> String {
+    let given: Vec<&str> = flags
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(f, _)| *f)
+        .collect();
+    match given.as_slice() {
+        [] => "the filters".to_owned(),
+        [one] => format!("{one} as given"),
+        [rest @ .., last] => format!("{} and {last} as given", rest.join(", ")),
+    }
 }
 
 /// Longest question shown in the list.

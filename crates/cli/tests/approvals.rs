@@ -560,6 +560,42 @@ async fn approvals_nobody_decides_are_filtered_and_expired() {
     assert_eq!(listed(&["--since", "1h"]), 1);
     assert_eq!(listed(&["--older-than", "1h"]), 0, "it is minutes old");
     assert_eq!(listed(&["--older-than", "2099-01-01"]), 1);
+    // By the run's agent and database (a name from the config, or a URL), and by state.
+    let runs = steward(&["runs", "list", "--json"], &env, "");
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let agent = runs[0]["agent"].as_str().unwrap().to_owned();
+    let config = s.config.as_str();
+    assert_eq!(listed(&["--agent", &agent]), 1);
+    assert_eq!(listed(&["--agent", "nobody"]), 0);
+    assert_eq!(listed(&["-c", config, "--db", "shop"]), 1);
+    assert_eq!(listed(&["--db", &format!("sqlite://{}", s.db)]), 1);
+    assert_eq!(listed(&["--db", "sqlite:///elsewhere.sqlite"]), 0);
+    assert_eq!(listed(&["--status", "waiting"]), 1);
+    assert_eq!(listed(&["--status", "denied"]), 0);
+    let out = steward(
+        &[
+            "approvals",
+            "list",
+            "--agent",
+            "nobody",
+            "--status",
+            "waiting",
+        ],
+        &env,
+        "",
+    );
+    assert!(
+        text(&out.stderr).contains("(no call matches --agent and --status as given)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(&["approvals", "list", "--status", "lost"], &env, "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("waiting"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // A week-old cutoff leaves it; a cutoff in the future expires it (a dry run first).
     let out = steward(&["approvals", "expire", "--older-than", "7d"], &env, "");
@@ -594,6 +630,10 @@ async fn approvals_nobody_decides_are_filtered_and_expired() {
         text(&out.stderr)
     );
     assert!(text(&out.stderr).contains(&run), "{}", text(&out.stderr));
+    assert_eq!(listed(&["--status", "waiting"]), 0);
+    assert_eq!(listed(&["--status", "denied"]), 1);
+    assert_eq!(listed(&["--status", "decided", "--agent", &agent]), 1);
+    assert_eq!(listed(&["--status", "approved"]), 0);
     let out = resume(&s, &server, &run);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);

@@ -387,11 +387,20 @@ async fn runs_list_filters_by_agent_outcome_and_time() {
         );
         assert_eq!(out.status.code(), Some(0));
         assert!(
-            text(&out.stderr).contains("no run in"),
+            text(&out.stderr).contains("no run in")
+                && text(&out.stderr).contains("matches --agent as given)"),
             "{}",
             text(&out.stderr)
         );
     }
+    // An outcome that does not exist is refused with the ones that do (it matched nothing before).
+    let out = steward(&["runs", "list", "--status", "waiting"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("answered") && text(&out.stderr).contains("incomplete"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = steward(&["runs", "list", "--since", "yesterday-ish"], &[], "");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(

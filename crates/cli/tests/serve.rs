@@ -1452,7 +1452,11 @@ async fn the_default_model_is_listed_and_can_be_picked() {
     )
     .await;
     assert_eq!(status, 200, "{text}");
-    assert_eq!(events(&text).last().unwrap()["content"], "Picked.", "{text}");
+    assert_eq!(
+        events(&text).last().unwrap()["content"],
+        "Picked.",
+        "{text}"
+    );
     // Another name is not a model of this server.
     let (status, text) = call(
         &server.base,

@@ -229,15 +229,39 @@ impl RunStore {
 
     /// The calls saved runs wait for, oldest first; with `all`, also decided ones and those of resumed runs.
     pub async fn approvals(&self, all: bool) -> Result<Vec<PendingApproval>, StoreError> {
+        self.approvals_of(all, None, None).await
+    }
+
+    /// [`RunStore::approvals`] of the runs of `agent` on the database `database` (its identity: see
+    /// [`crate::database_identity`]); `None` is any.
+    pub async fn approvals_of(
+        &self,
+        all: bool,
+        agent: Option<&str>,
+        database: Option<&str>,
+    ) -> Result<Vec<PendingApproval>, StoreError> {
         const WAITING: &str = "SELECT a.id, a.run_id, a.call_id, a.tool, a.arguments, a.reason, a.requested_at, \
             a.decision, a.decision_reason, a.edited, a.decided_by, a.decided_at, a.preview \
-            FROM approvals a JOIN pending_runs p ON p.run_id = a.run_id \
-            WHERE p.resumed_at IS NULL AND a.decision IS NULL ORDER BY a.requested_at, a.id";
-        const ALL: &str = "SELECT id, run_id, call_id, tool, arguments, reason, requested_at, decision, \
-            decision_reason, edited, decided_by, decided_at, preview FROM approvals ORDER BY requested_at, id";
+            FROM approvals a JOIN pending_runs p ON p.run_id = a.run_id LEFT JOIN runs r ON r.id = a.run_id \
+            WHERE p.resumed_at IS NULL AND a.decision IS NULL \
+              AND COALESCE(r.agent, '') = COALESCE($1, r.agent, '') \
+              AND COALESCE(r.database, '') = COALESCE($2, r.database, '') \
+            ORDER BY a.requested_at, a.id";
+        const ALL: &str = "SELECT a.id, a.run_id, a.call_id, a.tool, a.arguments, a.reason, a.requested_at, \
+            a.decision, a.decision_reason, a.edited, a.decided_by, a.decided_at, a.preview \
+            FROM approvals a LEFT JOIN runs r ON r.id = a.run_id \
+            WHERE COALESCE(r.agent, '') = COALESCE($1, r.agent, '') \
+              AND COALESCE(r.database, '') = COALESCE($2, r.database, '') \
+            ORDER BY a.requested_at, a.id";
         let rows = self
             .pool
-            .fetch(if all { ALL } else { WAITING }, Vec::new())
+            .fetch(
+                if all { ALL } else { WAITING },
+                vec![
+                    Arg::Text(agent.map(str::to_owned)),
+                    Arg::Text(database.map(str::to_owned)),
+                ],
+            )
             .await?;
         rows.iter().map(approval).collect()
     }
