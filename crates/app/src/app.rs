@@ -129,10 +129,18 @@ impl App {
         let mut databases = BTreeMap::new();
         for (name, url) in &config.databases {
             let db = Database::connect(url).await.map_err(|e| {
-                AppError::Config(format!(
+                let message = format!(
                     "{}: the database `{name}` cannot be opened: {e}",
                     config.locate(&["databases", name])
-                ))
+                );
+                if matches!(
+                    e.kind(),
+                    steward_sql::SqlErrorKind::Connect | steward_sql::SqlErrorKind::Unavailable
+                ) {
+                    AppError::Unreachable(message)
+                } else {
+                    AppError::Config(message)
+                }
             })?;
             databases.insert(name.clone(), Arc::new(db));
         }

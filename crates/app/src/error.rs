@@ -33,6 +33,10 @@ pub enum AppError {
         /// What it needs.
         needs: &'static str,
     },
+    /// A configured database could not be reached (the URL is well formed; the server did not answer or
+    /// refused the connection); the message names the place.
+    #[error("{0}")]
+    Unreachable(String),
     /// A tool needs a database and there is none.
     #[error(
         "no database: run `steward demo` to create the demo database, or pass --db URL, or configure `databases` in steward.yaml"
@@ -109,7 +113,19 @@ impl AppError {
                 | SqlErrorKind::Limits => ErrorKind::Invalid,
                 _ => ErrorKind::Unavailable,
             },
-            Self::Model(_) | Self::Core(_) | Self::Store(_) => ErrorKind::Unavailable,
+            Self::Model(_) | Self::Core(_) | Self::Store(_) | Self::Unreachable(_) => {
+                ErrorKind::Unavailable
+            }
+        }
+    }
+
+    /// Whether a database could not be reached (as opposed to a config that is wrong): `config check
+    /// --offline` then checks the file alone.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            Self::Unreachable(_) => true,
+            Self::Sql(e) => matches!(e.kind(), SqlErrorKind::Connect | SqlErrorKind::Unavailable),
+            _ => false,
         }
     }
 }

@@ -22,7 +22,8 @@ pub(crate) enum ConfigCommand {
         db: Option<String>,
 
         /// Do not ask the databases to prepare the declared SQL tools' statements (a table or column they lack
-        /// is then found at the first call); the tools are still built and checked by the guard.
+        /// is then found at the first call); the tools are still built and checked by the guard. A database
+        /// that cannot be reached then leaves the file to be checked on its own.
         #[arg(long)]
         offline: bool,
     },
@@ -45,7 +46,32 @@ pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::
             Ok(exit::OK)
         }
         ConfigCommand::Check { db, offline } => {
-            let app = build_app(config, db.as_deref()).await?;
+            let app = match build_app(config, db.as_deref()).await {
+                Ok(app) => app,
+                // Offline, a database that cannot be reached leaves the file to check on its own.
+                Err(e)
+                    if offline
+                        && e.downcast_ref::<steward_app::AppError>()
+                            .is_some_and(steward_app::AppError::is_unreachable) =>
+                {
+                    let loaded = config.load()?;
+                    if loaded.server.is_some() {
+                        steward_server::auth::Auth::from_config(&loaded, true).await?;
+                    }
+                    let place = loaded.source.as_ref().map_or_else(
+                        || "the built-in config".to_owned(),
+                        |s| s.path.display().to_string(),
+                    );
+                    crate::out::note!("note: {e}");
+                    say!(
+                        "{place} is valid as a file: its shape, values and server section. The databases were not \
+                         reached, so the agents' tools, the roles and the SQL tools were not checked; run \
+                         `steward config check` where the databases answer."
+                    );
+                    return Ok(exit::OK);
+                }
+                Err(e) => return Err(e),
+            };
             if !offline {
                 let (mut problems, notes) = app.check_sql_tools().await;
                 problems.extend(app.check_knowledge().await);

@@ -346,6 +346,62 @@ fn config_check_finds_a_table_or_column_the_database_lacks() {
     drop(cleanups);
 }
 
+/// `config check --offline` where a database cannot be reached checks the file alone and says what it did not
+/// check; without `--offline` the unreachable database is an error; a wrong file is wrong offline too.
+#[test]
+fn config_check_offline_checks_the_file_when_a_database_cannot_be_reached() {
+    let dir = scratch_dir("check-offline");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        "databases:\n  shop: postgres://postgres@127.0.0.1:1/nothing\nagents:\n  clerk:\n    description: x\n    \
+         instructions: y\n    tools: [run_sql]\n",
+    )
+    .unwrap();
+    let out = steward(&["config", "check", "--config", &config], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot be opened"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &["config", "check", "--offline", "--config", &config],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("is valid as a file")
+            && text(&out.stdout)
+                .contains("the agents' tools, the roles and the SQL tools were not checked"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("note: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let wrong = format!("{dir}/wrong.yaml");
+    std::fs::write(
+        &wrong,
+        "databases:\n  shop: postgres://postgres@127.0.0.1:1/nothing\nagents:\n  clerk:\n    descripton: x\n",
+    )
+    .unwrap();
+    let out = steward(
+        &["config", "check", "--offline", "--config", &wrong],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("descripton"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// The ledger of declarative writes: `config check` says once which table the first write creates and where;
 /// `ledger:` places it (the write then records there, and `steward_tool_calls` is never made); a ledger name
 /// that is not a table name is refused.
