@@ -316,13 +316,25 @@ impl App {
                 continue;
             };
             let database = def.database.clone();
+            let placed = def.ledger.is_some();
             let built = match crate::tools::SqlTool::build(name, def, db.clone()).await {
                 Ok(tool) => {
-                    if let Some(table) = tool.ledger_to_create().await {
+                    if let Some(schema) = tool.ledger_schema_missing().await {
+                        problems.push(format!(
+                            "{}: tool `{name}`: its ledger names the schema `{schema}`, which the database \
+                             `{database}` lacks, so its first write could not record itself there; create the \
+                             schema, or name one that exists (or none) in `ledger:`",
+                            self.config.locate(&["tools", name, "ledger"])
+                        ));
+                    } else if let Some(table) = tool.ledger_to_create().await {
                         notes.push(format!(
                             "the first write of `{name}` creates the table {table} in the database `{database}`, \
-                             where each write is recorded with it (idempotence); `ledger: schema.table` on the \
-                             tool places it elsewhere"
+                             where each write is recorded with it (idempotence){}",
+                            if placed {
+                                " (where the tool's `ledger:` places it)"
+                            } else {
+                                "; `ledger: schema.table` on the tool places it elsewhere"
+                            }
                         ));
                     }
                     tool.prepares().await

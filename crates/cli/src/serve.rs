@@ -61,8 +61,9 @@ struct TokenArgs {
 }
 
 /// The log filter when `RUST_LOG` is not set (or not valid): warnings from everything, and the server's own
-/// notes (shutdown, turns marked failed, tool failures over MCP).
-const DEFAULT_LOG: &str = "warn,steward_server=info,steward=info";
+/// notes (shutdown, turns marked failed, tool failures over MCP). rmcp warns of every error it answers a client
+/// with (an unknown method, bad params): those are the client's, answered to it, so only its errors show.
+const DEFAULT_LOG: &str = "warn,rmcp=error,steward_server=info,steward=info";
 
 /// Sends the server's logs (`tracing`) to standard error, filtered by `RUST_LOG` (default: [`DEFAULT_LOG`]).
 /// For `steward serve` and `steward mcp`, whose standard output is the protocol.

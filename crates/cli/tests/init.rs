@@ -427,9 +427,47 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
     std::fs::write(&placed, tool("    ledger: city_changes\n")).unwrap();
     let out = steward(&["config", "check", "--config", &placed], &[], "");
     assert!(
-        text(&out.stderr).contains("\"city_changes\""),
+        text(&out.stderr).contains("\"city_changes\"")
+            && text(&out.stderr).contains("where the tool's `ledger:` places it"),
         "{}",
         text(&out.stderr)
+    );
+    // A schema the database lacks (SQLite: no database attached by that name) is found by the check; a call
+    // says the tool is misconfigured, not "try again later", and changes nothing.
+    let nowhere = format!("{dir}/nowhere.yaml");
+    std::fs::write(&nowhere, tool("    ledger: elsewhere.calls\n")).unwrap();
+    let out = steward(&["config", "check", "--config", &nowhere], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("names the schema `elsewhere`, which the database `shop` lacks"),
+        "{}",
+        text(&out.stderr)
+    );
+    let before = sqlite3(&db, "SELECT group_concat(city) FROM customers");
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--config",
+            &nowhere,
+            "-f",
+            "table",
+            "rename_city",
+            r#"{"from": "x", "to": "y"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("refuses to create the table \"elsewhere\".\"calls\"")
+            && !text(&out.stderr).contains("try again later"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        sqlite3(&db, "SELECT group_concat(city) FROM customers"),
+        before
     );
     let city = sqlite3(&db, "SELECT city FROM customers ORDER BY id LIMIT 1");
     let out = steward(

@@ -77,8 +77,28 @@ impl Ledger {
             })
             .await
             .map_err(|e| {
-                unavailable(&e)
-                    .with_diagnostic(format!("creating the table {} failed: {e}", self.table))
+                let diagnostic = format!("creating the table {} failed: {e}", self.table);
+                // An outage passes; a table the database will not create (a schema it lacks, no right to
+                // create) is the config's to fix.
+                if matches!(
+                    e.kind(),
+                    SqlErrorKind::Connect | SqlErrorKind::Unavailable | SqlErrorKind::Timeout
+                ) {
+                    unavailable(&e).with_diagnostic(diagnostic)
+                } else {
+                    ToolError::new(format!(
+                        "The change was not made: the database refuses to create the table {} where Steward \
+                         records each write. Tell the user the tool is misconfigured.",
+                        self.table
+                    ))
+                    .for_people(format!(
+                        "The change was not made: the database refuses to create the table {} where Steward \
+                         records each write (the tool's `ledger:` names where it goes); the operator has the \
+                         details.",
+                        self.table
+                    ))
+                    .with_diagnostic(diagnostic)
+                }
             })?;
         let mut tx = db.begin_write().await.map_err(|e| unavailable(&e))?;
         match previous(&mut tx, &self.table, key).await? {

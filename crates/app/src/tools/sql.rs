@@ -112,6 +112,31 @@ impl SqlTool {
             .then(|| table.to_owned())
     }
 
+    /// The schema a write tool's ledger (`ledger: schema.table`) names that the tool's database lacks: its first
+    /// write could not create the table there. `None` when the ledger has no schema, the schema exists, or the
+    /// database cannot say.
+    pub async fn ledger_schema_missing(&self) -> Option<String> {
+        let Plan::Write { ledger, .. } = &self.plan else {
+            return None;
+        };
+        let (schema, _) = ledger.table().split_once('.')?;
+        let schema = schema.trim_matches(|c| c == '"' || c == '`').to_owned();
+        let sql = match self.db.dialect() {
+            steward_sql::Dialect::Postgres => "SELECT 1 FROM pg_namespace WHERE nspname = ?",
+            steward_sql::Dialect::Mysql => {
+                "SELECT 1 FROM information_schema.schemata WHERE schema_name = ?"
+            }
+            _ => "SELECT 1 FROM pragma_database_list WHERE name = ?",
+        };
+        // Read in a write transaction that is dropped (rolled back): nothing is written.
+        let mut tx = self.db.begin_write().await.ok()?;
+        let found = tx
+            .fetch(sql, &[steward_sql::Param::Text(schema.clone())])
+            .await
+            .ok()?;
+        found.rows.is_empty().then_some(schema)
+    }
+
     /// Asks the tool's database to prepare its statement without running it: a table or column it lacks is
     /// found now (`steward config check`), not at the first call.
     pub async fn prepares(&self) -> Result<(), ToolDefError> {
