@@ -304,6 +304,19 @@ impl App {
     /// prepare (errors), and the ledger tables the first write of a write tool will create in the user's
     /// database (notes, said once there).
     pub async fn check_sql_tools(&self) -> (Vec<String>, Vec<String>) {
+        let (problems, notes) = self.sql_tool_checks(true).await;
+        (problems, notes.into_iter().map(|(_, note)| note).collect())
+    }
+
+    /// The ledger tables the first write of a `kind: sql` write tool will create in the user's database, each
+    /// with the URL of that database (for a note said once per database, before the first write).
+    pub async fn ledger_notes(&self) -> Vec<(String, String)> {
+        self.sql_tool_checks(false).await.1
+    }
+
+    /// [`App::check_sql_tools`], the statements prepared only when `prepare`; the notes with their databases'
+    /// URLs.
+    async fn sql_tool_checks(&self, prepare: bool) -> (Vec<String>, Vec<(String, String)>) {
         let mut problems = Vec::new();
         let mut notes = Vec::new();
         for (name, raw) in &self.config.tools {
@@ -327,7 +340,7 @@ impl App {
                             self.config.locate(&["tools", name, "ledger"])
                         ));
                     } else if let Some(table) = tool.ledger_to_create().await {
-                        notes.push(format!(
+                        notes.push((db.url().to_owned(), format!(
                             "the first write of `{name}` creates the table {table} in the database `{database}`, \
                              where each write is recorded with it (idempotence){}",
                             if placed {
@@ -335,9 +348,13 @@ impl App {
                             } else {
                                 "; `ledger: schema.table` on the tool places it elsewhere"
                             }
-                        ));
+                        )));
                     }
-                    tool.prepares().await
+                    if prepare {
+                        tool.prepares().await
+                    } else {
+                        Ok(())
+                    }
                 }
                 Err(e) => Err(e),
             };

@@ -154,6 +154,8 @@ async fn decide(args: OneArgs, config: &ConfigFile, apply: bool) -> anyhow::Resu
     let set = store.change_set(&args.id).await?;
     let db = args.db.clone().or_else(|| set.context.database.clone());
     let app = build_app_with(config, db.as_deref(), Some(store)).await?;
+    // Where each write is recorded, said once per database before the first write creates it.
+    crate::db::note_ledgers(&app).await;
     let mut decider = args.identity.principal(app.config())?;
     if decider.name.is_empty() {
         // The local user, recorded by their login name.

@@ -61,29 +61,48 @@ pub(crate) fn note_privileges(db: &Database, url: &str, repeat: Repeat) {
         crate::out::note!("{}", style.dim(&notice));
         return;
     }
+    say_once(url, &notice, "once per database and role");
+}
+
+/// Says `notice` on stderr the first time for the database `url` (keyed without its password) and this very
+/// text, remembered in the state directory; `per` says how often, in the line that tells how to see it again.
+pub(crate) fn say_once(url: &str, notice: &str, per: &str) {
+    let style = crate::style::Style::stderr();
     let shown = steward_sql::redact_url(url);
     let Some(dir) = state_dir().map(|d| d.join("noted")) else {
-        crate::out::note!("{}", style.dim(&notice));
+        crate::out::note!("{}", style.dim(notice));
         return;
     };
-    let marker = dir.join(note_key(&shown, &notice));
+    let marker = dir.join(note_key(&shown, notice));
     if marker.exists() {
         return;
     }
     // When the marker cannot be written, the note is said again next time: better twice than never.
     let remembered = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&marker, format!("said the privileges note for {shown}\n")))
+        .and_then(|()| std::fs::write(&marker, format!("said a note for {shown}\n")))
         .is_ok();
     if remembered {
         crate::out::note!(
             "{}",
             style.dim(&format!(
-                "{notice}\n(Steward says this once per database and role; delete {} to see it again.)",
+                "{notice}\n(Steward says this {per}; delete {} to see it again.)",
                 marker.display()
             ))
         );
     } else {
-        crate::out::note!("{}", style.dim(&notice));
+        crate::out::note!("{}", style.dim(notice));
+    }
+}
+
+/// Says once per database, before a write tool's first write creates it, where Steward records each write
+/// (`steward_tool_calls` in the user's database, or where the tool's `ledger:` places it).
+pub(crate) async fn note_ledgers(app: &steward_app::App) {
+    for (url, note) in app.ledger_notes().await {
+        say_once(
+            &url,
+            &format!("note: {note}"),
+            "once per database and table",
+        );
     }
 }
 

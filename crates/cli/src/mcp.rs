@@ -46,6 +46,8 @@ pub(crate) struct McpArgs {
 pub(crate) async fn run(args: McpArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
     let app = build_app_with(config, args.db.as_deref(), store).await?;
+    // Where each write is recorded, said once per database before the first write creates it.
+    crate::db::note_ledgers(&app).await;
     let principal = args.identity.principal(app.config())?;
     let app = Arc::new(app);
     let server = McpServer::new(app.clone(), args.model.choice(), principal)

@@ -84,6 +84,8 @@ pub(crate) async fn run(args: ServeArgs, config: &ConfigFile) -> anyhow::Result<
     }
     let store = crate::runs::open(config, &args.store).await?;
     let app = Arc::new(build_app_with(config, args.db.as_deref(), Some(store.clone())).await?);
+    // Where each write is recorded, said once per database before the first write creates it.
+    crate::db::note_ledgers(&app).await;
     let bind = args
         .bind
         .clone()

@@ -456,6 +456,8 @@ impl Session {
         let prices = model.prices()?;
         let store = crate::runs::store_for_runs(config, &agents.store, agents.no_store).await?;
         let app = Arc::new(build_app_with(config, agents.db.as_deref(), store).await?);
+        // Where each write is recorded, said once per database before the first write creates it.
+        crate::db::note_ledgers(&app).await;
         let principal = match resuming.principal {
             Some(principal) => principal,
             None => agents.identity.principal(app.config())?,

@@ -270,6 +270,8 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     let store = crate::runs::store_for_runs(config, &args.store, args.no_store).await?;
     let app = build_app_with(config, args.db.as_deref(), store).await?;
+    // Where each write is recorded, said once per database before the first write creates it.
+    crate::db::note_ledgers(&app).await;
     let called = call_in(&app, args).await;
     app.flush_traces().await;
     called

@@ -259,8 +259,11 @@ impl Observer for Trace {
             } => {
                 self.stop();
                 let step = self.turn_step(run_id, *step);
+                // The reply's text, when it was streamed to the terminal already (not said again as a thought).
+                let mut shown = false;
                 if self.depth(run_id) == 0 {
                     let streamed = std::mem::take(&mut *lock(&self.streamed));
+                    shown = !streamed.is_empty();
                     if !streamed.is_empty() {
                         crate::out::raw(&lock(&self.markdown).finish());
                         if !streamed.ends_with('\n') {
@@ -284,6 +287,7 @@ impl Observer for Trace {
                 ));
                 if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty())
                     && !tool_calls.is_empty()
+                    && !shown
                 {
                     self.line(format!("{p}  {} {}", s.dim("thought"), one_line(text)));
                 }

@@ -470,6 +470,8 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
         before
     );
     let city = sqlite3(&db, "SELECT city FROM customers ORDER BY id LIMIT 1");
+    // The first write says, once, where it will be recorded: a later command with the same state says nothing.
+    let state = scratch_dir("ledger-place-state");
     let out = steward(
         &[
             "tools",
@@ -479,8 +481,32 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
             "rename_city",
             &format!(r#"{{"from": "{city}", "to": "Atlantis"}}"#),
         ],
-        &[],
+        &[("XDG_STATE_HOME", &state)],
         "",
+    );
+    assert!(
+        text(&out.stderr)
+            .contains("note: the first write of `rename_city` creates the table \"city_changes\"")
+            && text(&out.stderr).contains("Steward says this once per database and table"),
+        "{}",
+        text(&out.stderr)
+    );
+    let again = steward(
+        &[
+            "tools",
+            "call",
+            "--config",
+            &placed,
+            "rename_city",
+            r#"{"from": "x", "to": "y"}"#,
+        ],
+        &[("XDG_STATE_HOME", &state)],
+        "",
+    );
+    assert!(
+        !text(&again.stderr).contains("first write"),
+        "{}",
+        text(&again.stderr)
     );
     assert_eq!(
         out.status.code(),
@@ -489,7 +515,8 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    assert_eq!(sqlite3(&db, "SELECT count(*) FROM city_changes"), "1");
+    // Both calls are recorded (the second changed no row).
+    assert_eq!(sqlite3(&db, "SELECT count(*) FROM city_changes"), "2");
     assert_eq!(
         sqlite3(
             &db,

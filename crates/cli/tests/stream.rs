@@ -75,3 +75,50 @@ async fn a_pipe_gets_the_answer_as_it_is() {
     assert_eq!(text(&out.stdout), format!("{ANSWER}\n"));
     assert_ne!(bodies(&server).await[0]["stream"], true);
 }
+
+/// A reply that says something before it calls a tool is shown once on a terminal with `--trace`: streamed as
+/// it comes, not again as the step's thought.
+#[tokio::test]
+async fn text_before_a_tool_call_is_shown_once_with_the_trace() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "chatcmpl-t", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut body = String::new();
+    for (delta, finish) in [
+        (
+            json!({"role": "assistant", "content": "Let me look up the date."}),
+            json!(null),
+        ),
+        (
+            json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                   "function": {"name": "current_date", "arguments": "{}"}}]}),
+            json!(null),
+        ),
+        (json!({}), json!("tool_calls")),
+    ] {
+        body.push_str(&format!("data: {}\n\n", chunk(delta, finish)));
+    }
+    body.push_str("data: [DONE]\n\n");
+    let first = ResponseTemplate::new(200).set_body_raw(body, "text/event-stream");
+    let server = mock_openai(vec![first, streamed(&["It is Saturday."])]).await;
+    let base = format!("{}/v1", server.uri());
+    let steward = env!("CARGO_BIN_EXE_steward");
+    let command = format!("{steward} ask --no-store --trace 'What day is it?' 2>&1");
+    let output = isolated(
+        "script",
+        &["-qec", &command, "/dev/null"],
+        &[("OPENAI_BASE_URL", &base)],
+    )
+    .output()
+    .unwrap();
+    let shown = text(&output.stdout).replace("\r\n", "\n");
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown.matches("Let me look up the date.").count(),
+        1,
+        "{shown}"
+    );
+    assert!(shown.contains("call current_date"), "{shown}");
+    assert!(shown.contains("It is Saturday."), "{shown}");
+}
