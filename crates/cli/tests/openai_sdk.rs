@@ -213,5 +213,23 @@ async fn the_official_openai_sdk_gets_one_answer_either_way_and_openai_errors() 
         "{}",
         out["no_content_type"]
     );
+    // Said without wording about Rust types: which field, and what was wrong with it.
+    let wrong = out["wrong_shape"]["body"]["error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        wrong.starts_with(
+            "the body does not have the expected fields: model: invalid type: integer `5`"
+        ),
+        "{wrong}"
+    );
+    assert!(!wrong.contains("target type"), "{wrong}");
+    let malformed = out["malformed"]["body"]["error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        malformed.starts_with("the body is not valid JSON"),
+        "{malformed}"
+    );
     drop(server);
 }

@@ -459,9 +459,26 @@ where
             Ok(Json(value)) => Ok(Self(value)),
             Err(rejection) => Err(ApiError::with_status(
                 rejection.status(),
-                rejection.body_text(),
+                rejection_text(&rejection.body_text()),
             )),
         }
+    }
+}
+
+/// A JSON body's rejection in a reader's words: axum's "Failed to deserialize the JSON body into the target
+/// type: messages[0]: missing field `role` at line 1 column 30" says which field, after wording about Rust
+/// types.
+fn rejection_text(text: &str) -> String {
+    if let Some(rest) =
+        text.strip_prefix("Failed to deserialize the JSON body into the target type: ")
+    {
+        format!("the body does not have the expected fields: {rest}")
+    } else if let Some(rest) = text.strip_prefix("Failed to parse the request body as JSON: ") {
+        format!("the body is not valid JSON: {rest}")
+    } else if text.starts_with("Expected request with `Content-Type: application/json`") {
+        "send the body as JSON with the header `Content-Type: application/json`".to_owned()
+    } else {
+        text.to_owned()
     }
 }
 
@@ -491,6 +508,25 @@ mod tests {
         let wait = limiter.take("ada").unwrap_err();
         assert!((1..=20).contains(&wait), "{wait}");
         assert_eq!(limiter.take("vic"), Ok(()));
+    }
+
+    #[test]
+    fn a_rejected_body_is_said_without_rust_types() {
+        let said = super::rejection_text(
+            "Failed to deserialize the JSON body into the target type: messages: invalid type: string \"x\", expected a sequence at line 1 column 30",
+        );
+        assert_eq!(
+            said,
+            "the body does not have the expected fields: messages: invalid type: string \"x\", expected a sequence at line 1 column 30"
+        );
+        assert!(
+            super::rejection_text("Failed to parse the request body as JSON: EOF")
+                .starts_with("the body is not valid JSON")
+        );
+        assert!(
+            super::rejection_text("Expected request with `Content-Type: application/json`")
+                .contains("Content-Type: application/json")
+        );
     }
 
     #[test]
