@@ -103,6 +103,11 @@ pub struct ServerLimits {
     /// whose server stopped is marked failed once its lease ran out.
     #[serde(default = "default_lease_seconds")]
     pub lease_seconds: u64,
+    /// Hours a call may wait for a person's approval: past them, the server denies it as expired (nobody
+    /// decided it) and its run goes on, the model told so. Unset: a call waits until someone decides it (or
+    /// `steward approvals expire` denies it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_hours: Option<u32>,
 }
 
 impl Default for ServerLimits {
@@ -113,6 +118,7 @@ impl Default for ServerLimits {
             concurrent_runs: default_concurrent_runs(),
             run_seconds: default_run_seconds(),
             lease_seconds: default_lease_seconds(),
+            approval_hours: None,
         }
     }
 }

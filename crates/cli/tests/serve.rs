@@ -1468,3 +1468,100 @@ async fn the_default_model_is_listed_and_can_be_picked() {
     .await;
     assert_eq!(status, 400, "{text}");
 }
+
+/// `server.limits.approval_hours`: a call nobody decides within them is denied as expired by the server, and
+/// its run goes on (the model told it expired); nothing is written.
+#[tokio::test]
+async fn a_call_nobody_decides_within_approval_hours_expires_and_the_run_goes_on() {
+    let s = shop();
+    let config = std::fs::read_to_string(&s.config).unwrap().replace(
+        "limits: {lease_seconds: 2}",
+        "limits: {lease_seconds: 2, approval_hours: 1}",
+    );
+    std::fs::write(&s.config, config).unwrap();
+    let model = mock_openai(vec![
+        tool_reply("c2", "add_expense", TAXI),
+        text_reply("The taxi ride was not added: nobody approved it in time."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let store_file = format!("{}/store.sqlite", s.data);
+    let store = format!("sqlite://{store_file}");
+    let server = serve(&s.config, &store, &model_base, &s.data);
+    let id = new_conversation(&server.base).await;
+    let before = sqlite3(&s.db, "SELECT count(*) FROM expenses");
+    let waiting = say(&server.base, &id, "Add a 12.50 taxi ride, 20% VAT").await;
+    assert_eq!(waiting.last().unwrap()["type"], "approval", "{waiting:?}");
+    let approval_id = waiting.last().unwrap()["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Minutes old: it waits on.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        get(&server.base, "/api/approvals")
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // Two hours old (as the store has it): the server denies it at its next look.
+    let stored = sqlite3(
+        &store_file,
+        &format!("SELECT requested_at FROM approvals WHERE id = '{approval_id}'"),
+    );
+    assert!(!stored.is_empty(), "the approval is in the store");
+    let old = (chrono::Utc::now() - chrono::Duration::hours(2)).to_rfc3339();
+    sqlite3(
+        &store_file,
+        &format!("UPDATE approvals SET requested_at = '{old}' WHERE id = '{approval_id}'"),
+    );
+    let mut conversation = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        conversation = get(&server.base, &format!("/api/conversations/{id}")).await;
+        if conversation["status"] != "waiting"
+            && conversation["messages"].as_array().unwrap().len() >= 2
+        {
+            let last = conversation["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            if last["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not added")
+            {
+                break;
+            }
+        }
+    }
+    let messages = conversation["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "The taxi ride was not added: nobody approved it in time.",
+        "{conversation}"
+    );
+    assert_eq!(get(&server.base, "/api/approvals").await, json!([]));
+    let decided = sqlite3(
+        &store_file,
+        &format!(
+            "SELECT decision, decision_reason, decided_by FROM approvals WHERE id = '{approval_id}'"
+        ),
+    );
+    assert!(
+        decided.starts_with("deny|expired: nobody decided it within 1 hour|steward"),
+        "{decided}"
+    );
+    // The model was told.
+    let bodies = bodies(&model).await;
+    let told = bodies.last().unwrap()["messages"].to_string();
+    assert!(
+        told.contains("expired: nobody decided it within 1 hour"),
+        "{told}"
+    );
+    assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
+}

@@ -447,6 +447,48 @@ impl Server {
     }
 }
 
+/// Denies, as expired, every call that has waited for approval longer than `hours`, and lets each run go on as
+/// a person's denial would (the resumed run's events are read to the end: nobody waits for them).
+async fn expire_approvals(
+    shared: &Arc<Shared>,
+    hours: u32,
+    failed: &mut std::collections::HashSet<String>,
+) {
+    let cutoff = chrono::Utc::now() - chrono::Duration::hours(i64::from(hours));
+    let waiting = match shared.store.approvals(false).await {
+        Ok(waiting) => waiting,
+        Err(e) => {
+            tracing::error!("looking for approvals to expire failed: {e}");
+            return;
+        }
+    };
+    for old in waiting
+        .into_iter()
+        .filter(|a| a.decision.is_none() && a.requested_at < cutoff)
+    {
+        let approval = steward_core::Approval::Reject {
+            reason: Some(format!(
+                "expired: nobody decided it within {hours} hour{}",
+                if hours == 1 { "" } else { "s" }
+            )),
+        };
+        match turns::decide(shared, &old.id, approval, "steward (approval_hours)").await {
+            Ok(events) => {
+                tracing::info!(approval = %old.id, run_id = %old.run_id, tool = %old.tool,
+                    "a call nobody decided within {hours} h was denied as expired");
+                if let Some(mut events) = events {
+                    tokio::spawn(async move { while events.recv().await.is_some() {} });
+                }
+            }
+            Err(e) => {
+                if failed.insert(old.id.clone()) {
+                    tracing::warn!(approval = %old.id, "expiring a call nobody decided failed: {e}");
+                }
+            }
+        }
+    }
+}
+
 /// The span of a request: its method and path (no headers, so no credentials). Its answer is logged at
 /// `DEBUG` (`RUST_LOG=tower_http=debug` shows each status and latency), a failure (a 5xx answer, a broken
 /// stream) at `WARN`.
@@ -458,11 +500,17 @@ fn request_span(request: &Request) -> tracing::Span {
     )
 }
 
-/// Marks turns whose server stopped (their lease ran out) as failed, every few seconds.
+/// Marks turns whose server stopped (their lease ran out) as failed, and denies the calls that waited for
+/// approval longer than `limits.approval_hours`, every few seconds.
 async fn reap(shared: Arc<Shared>) {
     let mut tick = tokio::time::interval(shared.renew_every());
+    // Calls whose expiry failed (no model to resume their run, say): said once, tried again each tick.
+    let mut failed = std::collections::HashSet::new();
     loop {
         tick.tick().await;
+        if let Some(hours) = shared.limits.approval_hours {
+            expire_approvals(&shared, hours, &mut failed).await;
+        }
         match shared
             .store
             .reap_expired(chrono::Utc::now(), &shared.instance)
