@@ -293,6 +293,8 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
             .map_or(0, |d| d.as_nanos());
         format!("cli-{nanos:x}")
     });
+    // Arguments that are not JSON are the command line's mistake (exit 2), though shown as a model would be told.
+    let not_json = serde_json::from_str::<Value>(&arguments).is_err();
     let call = ToolCall::new(call_id, args.name.clone(), arguments);
     // The same checks as a run's: the schema, then the role's tools, its approvals, write tools declared in the
     // config. No model: a tool that runs one (ask_database) is refused, saying so.
@@ -410,7 +412,11 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
             if let Some(d) = diagnostic {
                 note!("{} {d}", style.warn("diagnostic:"));
             }
-            Ok(1)
+            Ok(if not_json {
+                crate::exit::USAGE
+            } else {
+                crate::exit::STOPPED
+            })
         }
     }
 }

@@ -500,6 +500,14 @@ fn a_refused_call_is_said_to_the_person_in_their_words() {
         "{said}"
     );
     assert!(said.contains("- missing: date"), "{said}");
+    // Arguments that are not JSON at all are the command line's mistake: exit 2.
+    let out = steward(&["tools", "call", "calculator", "expression: 1+1"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("not valid JSON"),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(!said.to_lowercase().contains("ask the user"), "{said}");
     for format in ["table", "csv"] {
         let out = steward(
