@@ -376,7 +376,8 @@ impl Server {
                 guardrails::check,
             ))
             // Every error under /v1, whoever made it (the guardrails, authentication, the body's extractor, the
-            // rate limit, a path that does not exist), in OpenAI's shape: SDKs read `error.message`.
+            // rate limit, a path that does not exist), in OpenAI's shape: SDKs read `error.message`; those of
+            // /mcp as JSON-RPC errors.
             .layer(axum::middleware::from_fn(openai::error_objects))
             // Outermost: a span for every request, refused ones included.
             .layer(

@@ -122,10 +122,16 @@ fn no_such_model(shared: &Shared, caller: &Caller, model: &str) -> Response {
 /// Every error of a path under `/v1` in OpenAI's shape, whoever made it (the guardrails, authentication, the
 /// body's extractor, the rate limit, a route that does not exist): SDKs read `error.message` and `error.type`.
 /// Error bodies that already have that shape pass as they are; other paths are not touched.
+///
+/// Errors of `/mcp` made before the MCP server saw the request (the guardrails, authentication, the rate limit,
+/// a body over the limit) get JSON-RPC's shape the same way: `{"jsonrpc", "id": null, "error": {"code",
+/// "message"}}`, `-32600` for a refused request, `-32603` for a server fault.
 pub(crate) async fn error_objects(request: axum::extract::Request, next: Next) -> Response {
-    let v1 = request.uri().path().starts_with("/v1/");
+    let path = request.uri().path();
+    let v1 = path.starts_with("/v1/");
+    let mcp = path == "/mcp" || path.starts_with("/mcp/");
     let response = next.run(request).await;
-    if !v1 {
+    if !v1 && !mcp {
         return response;
     }
     let status = response.status();
@@ -137,11 +143,15 @@ pub(crate) async fn error_objects(request: axum::extract::Request, next: Next) -
         .await
         .unwrap_or_default();
     let value: Option<Value> = serde_json::from_slice(&bytes).ok();
-    if value
-        .as_ref()
-        .and_then(|v| v.get("error"))
-        .is_some_and(Value::is_object)
-    {
+    let shaped = if mcp {
+        value.as_ref().is_some_and(|v| v.get("jsonrpc").is_some())
+    } else {
+        value
+            .as_ref()
+            .and_then(|v| v.get("error"))
+            .is_some_and(Value::is_object)
+    };
+    if shaped {
         return Response::from_parts(parts, axum::body::Body::from(bytes));
     }
     let message = match value
@@ -155,7 +165,17 @@ pub(crate) async fn error_objects(request: axum::extract::Request, next: Next) -
             text => text.to_owned(),
         },
     };
-    let body = error_object(status, &message, None, None).to_string();
+    let body = if mcp {
+        let code = if status.is_server_error() {
+            -32603
+        } else {
+            -32600
+        };
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
+            .to_string()
+    } else {
+        error_object(status, &message, None, None).to_string()
+    };
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(
         header::CONTENT_TYPE,

@@ -535,3 +535,40 @@ async fn cors_is_off_unless_the_config_lists_origins() {
         .unwrap();
     assert!(other.headers().get("access-control-allow-origin").is_none());
 }
+
+/// What refuses an MCP request before the MCP server sees it (credentials, the body's type) answers as JSON-RPC
+/// does, with the HTTP status kept: an MCP client reads `error.code` and `error.message`.
+#[tokio::test]
+async fn mcp_requests_refused_at_the_door_get_json_rpc_errors() {
+    let s = start("").await;
+    let rpc = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let refused = [
+        // No credentials.
+        s.request("POST", "/mcp")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(rpc),
+        // Not declared as JSON.
+        s.request("POST", "/mcp")
+            .bearer_auth(ADA)
+            .header("content-type", "text/plain")
+            .header("accept", "application/json, text/event-stream")
+            .body(rpc),
+    ];
+    for (request, status) in refused.into_iter().zip([401, 415]) {
+        let (got, _, body) = s.send(request).await;
+        assert_eq!(got, status, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{body}"));
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(
+            !answer["error"]["message"].as_str().unwrap().is_empty(),
+            "{answer}"
+        );
+    }
+    // The API's own errors keep their shape.
+    let (status, body) = s.json("GET", "/api/me", None, None).await;
+    assert_eq!(status, 401);
+    assert!(body["error"].is_string(), "{body}");
+}
