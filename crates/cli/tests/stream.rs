@@ -35,6 +35,23 @@ fn streamed(pieces: &[&str]) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
+/// Runs `steward ARGS` (a shell line) on a pseudo-terminal (`script` gives it one and copies what it shows to
+/// our pipe) with the model at `base`; what the terminal showed, once it exited 0.
+fn on_a_terminal(args: &str, base: &str) -> String {
+    let steward = env!("CARGO_BIN_EXE_steward");
+    let command = format!("{steward} {args}");
+    let output = isolated(
+        "script",
+        &["-qec", &command, "/dev/null"],
+        &[("OPENAI_BASE_URL", base)],
+    )
+    .output()
+    .unwrap();
+    let shown = text(&output.stdout).replace("\r\n", "\n");
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    shown
+}
+
 const PIECES: &[&str] = &["Order **4", "2** is ", "`shipped`.\n", "- one\n-", " two"];
 const ANSWER: &str = "Order **42** is `shipped`.\n- one\n- two";
 
@@ -42,18 +59,7 @@ const ANSWER: &str = "Order **42** is `shipped`.\n- one\n- two";
 async fn a_terminal_gets_the_answer_streamed_and_rendered_once() {
     let server = mock_openai(vec![streamed(PIECES)]).await;
     let base = format!("{}/v1", server.uri());
-    let steward = env!("CARGO_BIN_EXE_steward");
-    // `script` gives the command a pseudo-terminal and copies what it shows to our pipe.
-    let command = format!("{steward} ask --no-store 'Where is order 42?' 2>/dev/null");
-    let output = isolated(
-        "script",
-        &["-qec", &command, "/dev/null"],
-        &[("OPENAI_BASE_URL", &base)],
-    )
-    .output()
-    .unwrap();
-    let shown = text(&output.stdout).replace("\r\n", "\n");
-    assert_eq!(output.status.code(), Some(0), "{shown}");
+    let shown = on_a_terminal("ask --no-store 'Where is order 42?' 2>/dev/null", &base);
     assert_eq!(shown, "Order 42 is `shipped`.\n• one\n• two\n");
     let bodies = bodies(&server).await;
     assert_eq!(
@@ -103,17 +109,7 @@ async fn text_before_a_tool_call_is_shown_once_with_the_trace() {
     let first = ResponseTemplate::new(200).set_body_raw(body, "text/event-stream");
     let server = mock_openai(vec![first, streamed(&["It is Saturday."])]).await;
     let base = format!("{}/v1", server.uri());
-    let steward = env!("CARGO_BIN_EXE_steward");
-    let command = format!("{steward} ask --no-store --trace 'What day is it?' 2>&1");
-    let output = isolated(
-        "script",
-        &["-qec", &command, "/dev/null"],
-        &[("OPENAI_BASE_URL", &base)],
-    )
-    .output()
-    .unwrap();
-    let shown = text(&output.stdout).replace("\r\n", "\n");
-    assert_eq!(output.status.code(), Some(0), "{shown}");
+    let shown = on_a_terminal("ask --no-store --trace 'What day is it?' 2>&1", &base);
     assert_eq!(
         shown.matches("Let me look up the date.").count(),
         1,

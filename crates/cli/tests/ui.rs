@@ -110,13 +110,10 @@ server:
         ),
     ])
     .await;
-    let model_base = format!("{}/v1", model.uri());
-    let data = scratch_dir("ui-data");
-    let store = format!("sqlite://{data}/store.sqlite");
-    let server = serve(&config, &store, &model_base, &data);
+    let server = serve_for(&config, &model, "ui-data");
     let base = server.base.clone();
 
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let shots = shots();
     node(
         &ui,
         "e2e.mjs",
@@ -178,11 +175,8 @@ server:
     replies.push(tool_reply("q1", "get_projects", "{}"));
     replies.push(text_reply("You have the projects listed above."));
     let model = mock_openai(replies).await;
-    let model_base = format!("{}/v1", model.uri());
-    let data = scratch_dir("ui-changes-data");
-    let store = format!("sqlite://{data}/store.sqlite");
-    let server = serve(&config, &store, &model_base, &data);
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let server = serve_for(&config, &model, "ui-changes-data");
+    let shots = shots();
     let report = node(&ui, "changes.mjs", &server.base, &shots, &[]).await;
     drop(server);
     // The chosen changes, and only those, are in the database: Birthday party with the even moves; no Garden.
@@ -249,11 +243,8 @@ server:
     )
     .unwrap();
     let model = mock_openai(inbox_model(&tasks)).await;
-    let model_base = format!("{}/v1", model.uri());
-    let data = scratch_dir("ui-approver-data");
-    let store = format!("sqlite://{data}/store.sqlite");
-    let server = serve(&config, &store, &model_base, &data);
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let server = serve_for(&config, &model, "ui-approver-data");
+    let shots = shots();
     let report = node(
         &ui,
         "approver.mjs",
@@ -339,7 +330,7 @@ async fn the_web_ui_has_the_everyday_controls() {
         let (name, city) = line.split_once('\t').unwrap();
         csv.push_str(&format!("{},{}\r\n", quote(name), quote(city)));
     }
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let shots = shots();
     let report = node(
         &ui,
         "basics.mjs",
@@ -418,11 +409,8 @@ async fn the_web_ui_draws_a_chart_only_when_the_shape_of_a_result_calls_for_one(
     replies.push(tool_reply("q5", "run_sql", "{}"));
     replies.push(text_reply("The five results are above."));
     let model = mock_openai(replies).await;
-    let model_base = format!("{}/v1", model.uri());
-    let data = scratch_dir("ui-charts-data");
-    let store = format!("sqlite://{data}/store.sqlite");
-    let server = serve(&config, &store, &model_base, &data);
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    let server = serve_for(&config, &model, "ui-charts-data");
+    let shots = shots();
     let report = node(&ui, "charts.mjs", &server.base, &shots, &[]).await;
     drop(server);
     for (i, shape) in ["listing", "bar", "line", "one-axis", "two-axes"]
@@ -434,6 +422,18 @@ async fn the_web_ui_draws_a_chart_only_when_the_shape_of_a_result_calls_for_one(
             assert!(shots.join(&shot).exists(), "{shot} was not saved: {report}");
         }
     }
+}
+
+/// `steward serve` with `config`, the model `model` and a fresh store in the data folder named `what`.
+fn serve_for(config: &str, model: &wiremock::MockServer, what: &str) -> Serve {
+    let data = scratch_dir(what);
+    let store = format!("sqlite://{data}/store.sqlite");
+    serve(config, &store, &format!("{}/v1", model.uri()), &data)
+}
+
+/// Where the browser tests save their screenshots: `target/ui-screenshots/`.
+fn shots() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots")
 }
 
 /// Runs the browser script `script` against the server at `base` (signing in with [`TOKEN`]), with `env`
@@ -513,10 +513,7 @@ defaults: {{agent: books}}
         text_reply("Recorded."),
     ])
     .await;
-    let model_base = format!("{}/v1", model.uri());
-    let data = scratch_dir("driveby-data");
-    let store = format!("sqlite://{data}/store.sqlite");
-    let server = serve(&config, &store, &model_base, &data);
+    let server = serve_for(&config, &model, "driveby-data");
     let base = server.base.clone();
 
     let run = tokio::task::spawn_blocking(move || {
