@@ -1432,22 +1432,29 @@ async fn the_default_model_is_listed_and_can_be_picked() {
     let model = mock_openai(vec![text_reply("Picked.")]).await;
     let base = format!("{}/v1", model.uri());
     let store = format!("sqlite://{}/store.sqlite", shop.data);
+    // A password in the spec's base URL is the server's: people are shown it masked, and may pick it so.
+    let spec = format!(
+        "openai-compatible:gpt-4o-mini@{}",
+        base.replacen("http://", "http://user:s3cret@", 1)
+    );
     let server = serve_with(
         &shop.config,
         &store,
         &base,
         &shop.data,
-        &[("STEWARD_MODEL", "openai:gpt-4o-mini")],
+        &[("STEWARD_MODEL", &spec)],
     );
     let me = get(&server.base, "/api/me").await;
-    assert_eq!(me["models"], json!(["openai:gpt-4o-mini"]), "{me}");
-    assert_eq!(me["defaults"]["model"], "openai:gpt-4o-mini", "{me}");
+    assert!(!me.to_string().contains("s3cret"), "{me}");
+    let shown = spec.replace("s3cret", "***");
+    assert_eq!(me["models"], json!([shown]), "{me}");
+    assert_eq!(me["defaults"]["model"], shown.as_str(), "{me}");
     let id = new_conversation(&server.base).await;
     let (status, text) = call(
         &server.base,
         "POST",
         &format!("/api/conversations/{id}/messages"),
-        Some(json!({"content": "hi", "settings": {"model": "openai:gpt-4o-mini"}})),
+        Some(json!({"content": "hi", "settings": {"model": shown}})),
         true,
     )
     .await;

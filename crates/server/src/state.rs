@@ -69,6 +69,18 @@ impl Shared {
             })
     }
 
+    /// [`Shared::default_model`] as people are shown it: a password or key in its base URL masked.
+    pub(crate) fn default_model_shown(&self) -> Option<String> {
+        self.default_model()
+            .map(|m| steward_core::redact::redact_urls(&m))
+    }
+
+    /// Whether a person's `settings.model` names the default model (as configured or as shown): no pick.
+    pub(crate) fn is_default_model(&self, pick: &str) -> bool {
+        self.default_model().as_deref() == Some(pick)
+            || self.default_model_shown().as_deref() == Some(pick)
+    }
+
     /// Whether runs have a model, as `/ready` and `/api/me` say it: `{"configured", "message"?}`.
     pub(crate) fn model_status(&self) -> serde_json::Value {
         match &self.no_model {

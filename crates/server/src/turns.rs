@@ -82,11 +82,10 @@ pub(crate) async fn assemble(
             retry_after: Some(1),
         })?;
     // The default model, picked by name (`/api/me` lists it with the config's), is no pick at all.
-    let default = shared.default_model();
     let pick = settings
         .model
         .as_deref()
-        .filter(|m| Some(*m) != default.as_deref() || app.config().models.contains_key(*m));
+        .filter(|m| !shared.is_default_model(m) || app.config().models.contains_key(*m));
     let models = app
         .models(&shared.choice, agent, pick, Some(&shared.models))
         .await

@@ -122,7 +122,8 @@ pub(crate) async fn me(
         })
         .collect();
     // The models a person may pick: the config's named ones and the default (picking it is picking none).
-    let default_model = shared.default_model();
+    // Shown with a password or key in its base URL masked: the spec is the server's, not every user's.
+    let default_model = shared.default_model_shown();
     let mut models: Vec<String> = app.config().models.keys().cloned().collect();
     if let Some(spec) = &default_model
         && !models.contains(spec)
