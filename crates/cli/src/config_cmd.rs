@@ -62,11 +62,13 @@ pub(crate) async fn run(command: ConfigCommand, config: &ConfigFile) -> anyhow::
                         || "the built-in config".to_owned(),
                         |s| s.path.display().to_string(),
                     );
-                    crate::out::note!("note: {e}");
+                    crate::out::note!(
+                        "warning: {e}\nOffline, only the file's YAML shape and its server section were checked: \
+                         agents, tools, roles, principals, row filters and knowledge need the databases open and \
+                         were NOT checked. Run `steward config check` where the databases can be opened."
+                    );
                     say!(
-                        "{place} is valid as a file: its shape, values and server section. The databases were not \
-                         reached, so the agents' tools, the roles and the SQL tools were not checked; run \
-                         `steward config check` where the databases answer."
+                        "{place}: YAML shape and server section valid (the rest unchecked: a database could not be opened)"
                     );
                     return Ok(exit::OK);
                 }
