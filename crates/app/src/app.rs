@@ -332,11 +332,28 @@ impl App {
             let placed = def.ledger.is_some();
             let built = match crate::tools::SqlTool::build(name, def, db.clone()).await {
                 Ok(tool) => {
-                    if let Some(schema) = tool.ledger_schema_missing().await {
+                    // Only when checking: the schema's lookup takes a write transaction.
+                    let missing = if prepare {
+                        tool.ledger_schema_missing().await
+                    } else {
+                        None
+                    };
+                    let other = if prepare {
+                        tool.ledger_of_another_shape().await
+                    } else {
+                        None
+                    };
+                    if let Some(schema) = missing {
                         problems.push(format!(
                             "{}: tool `{name}`: its ledger names the schema `{schema}`, which the database \
                              `{database}` lacks, so its first write could not record itself there; create the \
                              schema, or name one that exists (or none) in `ledger:`",
+                            self.config.locate(&["tools", name, "ledger"])
+                        ));
+                    } else if let Some(table) = other {
+                        problems.push(format!(
+                            "{}: tool `{name}`: its ledger {table} is a table already there with other columns, so \
+                             its writes could not be recorded; name a table of its own in `ledger:`",
                             self.config.locate(&["tools", name, "ledger"])
                         ));
                     } else if let Some(table) = tool.ledger_to_create().await {

@@ -186,7 +186,7 @@ pub(crate) struct ListArgs {
     db: Option<String>,
 
     /// Only the runs with this outcome: answered, incomplete (running or waiting for approval), died,
-    /// max_steps, token_budget, time_limit, model_failed, cancelled, interrupted.
+    /// max_steps, token_budget, time_limit, model_failed, cancelled.
     #[arg(long, value_name = "OUTCOME", value_parser = clap::builder::PossibleValuesParser::new(OUTCOMES))]
     status: Option<String>,
 
@@ -369,7 +369,7 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 
 /// The outcomes `runs list --status` takes (a run's `outcome` in the store; `incomplete` while it runs or
 /// waits).
-const OUTCOMES: [&str; 9] = [
+const OUTCOMES: [&str; 8] = [
     "answered",
     "incomplete",
     "died",
@@ -378,7 +378,6 @@ const OUTCOMES: [&str; 9] = [
     "time_limit",
     "model_failed",
     "cancelled",
-    "interrupted",
 ];
 
 /// The identity of the database `db` (a URL, a file, or a name from the config's `databases`), as runs

@@ -500,6 +500,27 @@ fn a_refused_call_is_said_to_the_person_in_their_words() {
         "{said}"
     );
     assert!(said.contains("- missing: date"), "{said}");
+    // A refusal from inside the tool (two of three amounts are needed) too; so is an unknown tool's.
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--db",
+            &db,
+            "-f",
+            "table",
+            "add_expense",
+            r#"{"description": "x", "date": "2026-11-20", "tax_rate": 0.2}"#,
+        ],
+        &[],
+        "",
+    );
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("error: Missing values: net_amount or gross_amount"),
+        "{said}"
+    );
+    assert!(!said.to_lowercase().contains("the user"), "{said}");
     // Arguments that are not JSON at all are the command line's mistake: exit 2.
     let out = steward(&["tools", "call", "calculator", "expression: 1+1"], &[], "");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

@@ -458,7 +458,42 @@ fn the_ledger_table_is_announced_and_placed_by_the_config() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("refuses to create the table \"elsewhere\".\"calls\"")
+        text(&out.stderr).contains("refuses the table \"elsewhere\".\"calls\"")
+            && !text(&out.stderr).contains("try again later"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        sqlite3(&db, "SELECT group_concat(city) FROM customers"),
+        before
+    );
+    // A business table as the ledger: found by the check; a call is refused as misconfigured and writes nothing.
+    let business = format!("{dir}/business.yaml");
+    std::fs::write(&business, tool("    ledger: customers\n")).unwrap();
+    let out = steward(&["config", "check", "--config", &business], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is a table already there with other columns"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = steward(
+        &[
+            "tools",
+            "call",
+            "--config",
+            &business,
+            "-f",
+            "table",
+            "rename_city",
+            r#"{"from": "x", "to": "y"}"#,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("refuses the table \"customers\"")
             && !text(&out.stderr).contains("try again later"),
         "{}",
         text(&out.stderr)

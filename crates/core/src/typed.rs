@@ -212,7 +212,7 @@ where
                 "If approved now: {}\n(tried in a transaction that was rolled back: nothing is written yet)",
                 output.content
             ),
-            Err(error) => format!("If approved now, it would fail: {}", error.message),
+            Err(error) => format!("If approved now, it would fail: {}", error.person_text()),
         })
     }
 

@@ -77,7 +77,12 @@ impl Rejection {
     /// missing or wrong in the arguments of `tool`, field by field.
     pub fn for_person(&self, tool: &str) -> String {
         if self.violations.is_empty() {
-            return self.observation.clone();
+            // The advice to call another tool is the model's.
+            return self
+                .observation
+                .strip_suffix(" Call one of them by its exact name.")
+                .unwrap_or(&self.observation)
+                .to_owned();
         }
         let missing: Vec<&str> = self
             .violations
@@ -544,6 +549,21 @@ fn shorten(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An unknown tool is said to a person without the advice to the model.
+    #[test]
+    fn an_unknown_tool_is_said_to_a_person_without_the_model_s_advice() {
+        let rejection = Rejection::unknown_tool("fly", ["run_sql", "calculator"]);
+        assert!(
+            rejection
+                .observation
+                .ends_with("Call one of them by its exact name.")
+        );
+        assert_eq!(
+            rejection.for_person("fly"),
+            "There is no tool named `fly`. Available tools: run_sql, calculator."
+        );
+    }
 
     fn validator() -> ArgumentValidator {
         ArgumentValidator::new(&json!({

@@ -65,13 +65,17 @@ fn gross_of(net: &BigDecimal, rate: &BigDecimal) -> Result<BigDecimal, ToolError
     if fits_amount(&gross) {
         Ok(gross)
     } else {
-        Err(ToolError::new(format!(
+        let fact = format!(
             "A net amount of {} with a tax rate of {} gives a gross amount of {}, beyond the largest amount, \
-             {MAX_AMOUNT:.2}. Check the amounts with the user.",
+             {MAX_AMOUNT:.2}.",
             amount_text(net),
             plain(rate),
             amount_text(&gross)
-        )))
+        );
+        Err(
+            ToolError::new(format!("{fact} Check the amounts with the user."))
+                .for_people(format!("{fact} Check the amounts.")),
+        )
     }
 }
 
@@ -139,13 +143,16 @@ pub fn amounts(
             }
             let r = round(&(&g / &n - BigDecimal::from(1)), RATE_SCALE);
             if !fits_rate(&r) {
-                return Err(ToolError::new(format!(
-                    "A net amount of {} and a gross amount of {} give a tax rate of {}, above {MAX_RATE} (100 %); \
-                     check the amounts with the user.",
+                let fact = format!(
+                    "A net amount of {} and a gross amount of {} give a tax rate of {}, above {MAX_RATE} (100 %)",
                     amount_text(&n),
                     amount_text(&g),
                     plain(&r)
-                )));
+                );
+                return Err(
+                    ToolError::new(format!("{fact}; check the amounts with the user."))
+                        .for_people(format!("{fact}; check the amounts.")),
+                );
             }
             Ok(done(n, r, g))
         }
@@ -159,11 +166,14 @@ pub fn amounts(
             .filter(|(_, missing)| *missing)
             .map(|(name, _)| *name)
             .collect();
-            Err(ToolError::new(format!(
-                "Missing values: {} (two of net_amount, gross_amount and tax_rate are needed; the third is computed). \
-                 Ask the user for them or use a tool that provides them.",
+            let fact = format!(
+                "Missing values: {} (two of net_amount, gross_amount and tax_rate are needed; the third is computed).",
                 missing.join(" or ")
-            )))
+            );
+            Err(ToolError::new(format!(
+                "{fact} Ask the user for them or use a tool that provides them."
+            ))
+            .for_people(fact))
         }
     }
 }

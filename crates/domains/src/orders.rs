@@ -41,6 +41,11 @@ pub fn get_order(store: Store) -> impl Tool {
                     "There is no order with code {}. Check the code (10 letters) with the user, or search with \
                      find_orders by the customer's name or email.",
                     args.order_code
+                ))
+                .for_people(format!(
+                    "There is no order with code {}. Check the code (10 letters), or search with find_orders by \
+                     the customer's name or email.",
+                    args.order_code
                 )));
             };
             let id = Param::Int(o.int(0)?);

@@ -49,6 +49,36 @@ pub(crate) fn ledger_table(dialect: Dialect, name: &str) -> Option<String> {
     Some(parts.into_iter().map(quote).collect::<Vec<_>>().join("."))
 }
 
+/// The columns of a ledger table.
+pub(crate) const COLUMNS: &str =
+    "run_id, call_id, tool, arguments_hash, arguments, result, created_at";
+
+/// Why a ledger named `name` may not go where it says, or `None`: it stays in the tool's own database (on
+/// MySQL and MariaDB a schema is another database) and out of the engines' own schemas.
+pub(crate) fn misplaced(dialect: Dialect, name: &str) -> Option<String> {
+    let (schema, _) = name.split_once('.')?;
+    if dialect == Dialect::Mysql {
+        return Some(format!(
+            "on MySQL and MariaDB `{schema}.` names another database, and the ledger must stay in the tool's own \
+             (it commits with the write); name the table alone"
+        ));
+    }
+    let system = [
+        "information_schema",
+        "pg_catalog",
+        "pg_toast",
+        "mysql",
+        "performance_schema",
+        "sys",
+    ];
+    system
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(schema))
+        .then(|| {
+            format!("`{schema}` is the engine's own schema; name one of yours, or the table alone")
+        })
+}
+
 impl Ledger {
     /// The table, as SQL.
     pub(crate) fn table(&self) -> &str {
@@ -77,28 +107,8 @@ impl Ledger {
             })
             .await
             .map_err(|e| {
-                let diagnostic = format!("creating the table {} failed: {e}", self.table);
-                // An outage passes; a table the database will not create (a schema it lacks, no right to
-                // create) is the config's to fix.
-                if matches!(
-                    e.kind(),
-                    SqlErrorKind::Connect | SqlErrorKind::Unavailable | SqlErrorKind::Timeout
-                ) {
-                    unavailable(&e).with_diagnostic(diagnostic)
-                } else {
-                    ToolError::new(format!(
-                        "The change was not made: the database refuses to create the table {} where Steward \
-                         records each write. Tell the user the tool is misconfigured.",
-                        self.table
-                    ))
-                    .for_people(format!(
-                        "The change was not made: the database refuses to create the table {} where Steward \
-                         records each write (the tool's `ledger:` names where it goes); the operator has the \
-                         details.",
-                        self.table
-                    ))
-                    .with_diagnostic(diagnostic)
-                }
+                failed(&e, &self.table)
+                    .with_diagnostic(format!("creating the table {} failed: {e}", self.table))
             })?;
         let mut tx = db.begin_write().await.map_err(|e| unavailable(&e))?;
         match previous(&mut tx, &self.table, key).await? {
@@ -148,7 +158,7 @@ impl Ledger {
                     .await?
                     .ok_or_else(|| ToolError::internal("a concurrent call vanished"))
             }
-            Err(e) => Err(unavailable(&e).with_diagnostic(e.to_string())),
+            Err(e) => Err(failed(&e, &self.table).with_diagnostic(e.to_string())),
         }
     }
 }
@@ -191,7 +201,7 @@ async fn previous(
             ],
         )
         .await
-        .map_err(|e| unavailable(&e).with_diagnostic(format!("reading {table}: {e}")))?;
+        .map_err(|e| failed(&e, table).with_diagnostic(format!("reading {table}: {e}")))?;
     let Some(row) = rows.rows.first() else {
         return Ok(None);
     };
@@ -222,6 +232,27 @@ async fn previous(
     Ok(Some(output))
 }
 
+/// A failure of the bookkeeping in `table`: an outage passes (try again later); a table the database will not
+/// create or use as a ledger (a schema it lacks, no right to create, a table of another shape) is the config's
+/// to fix. Either way the change did not happen.
+fn failed(error: &SqlError, table: &str) -> ToolError {
+    if matches!(
+        error.kind(),
+        SqlErrorKind::Connect | SqlErrorKind::Unavailable | SqlErrorKind::Timeout
+    ) {
+        return unavailable(error);
+    }
+    ToolError::new(format!(
+        "The change was not made: the database refuses the table {table} where Steward records each write. \
+         Tell the user the tool is misconfigured."
+    ))
+    .for_people(format!(
+        "The change was not made: the database refuses the table {table} where Steward records each write \
+         (the tool's `ledger:` names where it goes); the operator has the details."
+    ))
+    .with_diagnostic(error.to_string())
+}
+
 /// A failure of the bookkeeping: the model is told the change did not happen.
 fn unavailable(error: &SqlError) -> ToolError {
     ToolError::new(
@@ -231,4 +262,32 @@ fn unavailable(error: &SqlError) -> ToolError {
         "The database could not be used just now, so the change was not made; try again later.",
     )
     .with_diagnostic(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ledger stays in the tool's own database and out of the engines' schemas; a plain name or a schema of
+    /// the user's (PostgreSQL, SQLite) is fine.
+    #[test]
+    fn a_ledger_in_another_database_or_a_system_schema_is_refused() {
+        for (dialect, name) in [
+            (Dialect::Mysql, "other_db.calls"),
+            (Dialect::Mysql, "mysql.steward_calls"),
+            (Dialect::Postgres, "information_schema.calls"),
+            (Dialect::Postgres, "PG_CATALOG.calls"),
+            (Dialect::Sqlite, "sys.calls"),
+        ] {
+            assert!(misplaced(dialect, name).is_some(), "{dialect:?} {name}");
+        }
+        for (dialect, name) in [
+            (Dialect::Mysql, "calls"),
+            (Dialect::Postgres, "books.calls"),
+            (Dialect::Postgres, "steward_tool_calls"),
+            (Dialect::Sqlite, "main.calls"),
+        ] {
+            assert_eq!(misplaced(dialect, name), None, "{dialect:?} {name}");
+        }
+    }
 }

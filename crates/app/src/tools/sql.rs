@@ -106,10 +106,24 @@ impl SqlTool {
         };
         let table = ledger.table();
         self.db
-            .prepares(&format!("SELECT run_id FROM {table}"), false)
+            .prepares(
+                &format!("SELECT {} FROM {table}", super::ledger::COLUMNS),
+                false,
+            )
             .await
             .is_err()
             .then(|| table.to_owned())
+    }
+
+    /// A write tool's ledger that names a table already there with other columns (a business table, say): its
+    /// writes could never be recorded. `None` when the table has Steward's columns or is not there yet.
+    pub async fn ledger_of_another_shape(&self) -> Option<String> {
+        let table = self.ledger_to_create().await?;
+        self.db
+            .prepares(&format!("SELECT 1 FROM {table}"), false)
+            .await
+            .is_ok()
+            .then_some(table)
     }
 
     /// The schema a write tool's ledger (`ledger: schema.table`) names that the tool's database lacks: its first
@@ -262,6 +276,12 @@ impl SqlTool {
                 spec.annotations.destructive = kind.destructive();
                 spec.annotations.idempotent = true;
                 let table = def.ledger.as_deref().unwrap_or(super::LEDGER_TABLE);
+                if let Some(why) = super::ledger::misplaced(db.dialect(), table) {
+                    return Err(ToolDefError::invalid(
+                        name,
+                        format!("ledger `{table}`: {why}"),
+                    ));
+                }
                 let table = super::ledger::ledger_table(db.dialect(), table).ok_or_else(|| {
                     ToolDefError::invalid(
                         name,
