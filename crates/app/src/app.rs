@@ -325,6 +325,10 @@ impl App {
             else {
                 continue;
             };
+            // Only write tools have a ledger: at start-up (not checking) a read tool is not built again.
+            if !prepare && def.mode != crate::tools::SqlMode::Write {
+                continue;
+            }
             let Some(db) = self.database(&def.database) else {
                 continue;
             };
