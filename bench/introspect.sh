@@ -2,7 +2,8 @@
 # Introspection figures in one command: the whole `steward schema --db URL` process (connect, read the catalog,
 # gather samples, print the context) on generated schemas of 1,000 and 10,000 tables × 20 columns (each table
 # with a foreign key to the one before it and three rows), on SQLite, PostgreSQL and MariaDB. Wall time and peak
-# RSS from /usr/bin/time; the median of --runs runs; every run starts with an empty sample cache (cold).
+# RSS from /usr/bin/time, with the CPU time (user + system) the process took, steadier than wall time on a shared
+# machine; the median of --runs runs; every run starts with an empty sample cache (cold).
 #
 #   bench/introspect.sh                         # all engines, 1,000 and 10,000 tables, 5 runs each
 #   bench/introspect.sh --engines sqlite --tables 10000 --runs 3
@@ -123,25 +124,26 @@ if [ "$setup" = 1 ]; then
   for engine in $engines; do for n in $sizes; do prepare "$engine" "$n"; done; done
   exit 0
 fi
-printf '%-9s %7s %9s %9s %9s %10s  (%s runs, %s)\n' engine tables "wall s" "min s" "max s" "peak MB" "$runs" "$bin"
+printf '%-9s %7s %9s %9s %9s %9s %10s  (%s runs, %s)\n' engine tables "wall s" "min s" "max s" "cpu s" "peak MB" "$runs" "$bin"
 for engine in $engines; do
   for n in $sizes; do
     url=$(prepare "$engine" "$n")
-    walls=() rss=()
+    walls=() rss=() cpus=()
     for _ in $(seq "$runs"); do
       cache=$(mktemp -d)
-      XDG_CACHE_HOME="$cache" /usr/bin/time -f '%e %M' -o "$scratch/time" \
+      XDG_CACHE_HOME="$cache" /usr/bin/time -f '%e %M %U %S' -o "$scratch/time" \
         "$bin" schema --db "$url" >/dev/null 2>"$scratch/stderr" \
         || { cat "$scratch/stderr" >&2; rm -rf "$cache"; exit 1; }
       rm -rf "$cache"
-      read -r wall kb <"$scratch/time"
-      walls+=("$wall") rss+=("$kb")
+      read -r wall kb user sys <"$scratch/time"
+      walls+=("$wall") rss+=("$kb") cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u + s}')")
     done
     w=$(printf '%s\n' "${walls[@]}" | median)
     lo=$(printf '%s\n' "${walls[@]}" | sort -g | head -1)
     hi=$(printf '%s\n' "${walls[@]}" | sort -g | tail -1)
     m=$(printf '%s\n' "${rss[@]}" | median)
-    printf '%-9s %7s %9s %9s %9s %10.0f\n' "$engine" "$n" "$w" "$lo" "$hi" "$(awk -v k="$m" 'BEGIN{print k/1024}')"
+    c=$(printf '%s\n' "${cpus[@]}" | median)
+    printf '%-9s %7s %9s %9s %9s %9s %10.0f\n' "$engine" "$n" "$w" "$lo" "$hi" "$c" "$(awk -v k="$m" 'BEGIN{print k/1024}')"
     [ "$keep" = 1 ] || drop "$engine" "$n"
   done
 done

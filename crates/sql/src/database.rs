@@ -1,11 +1,15 @@
 //! Connecting to a database by URL: `sqlite://path` (or a path to an existing file), `sqlite::memory:`,
 //! `postgres://…`, `mysql://…` (MariaDB too). Pooled; every failure is one clear line without secrets.
+//!
+//! Where a caller enters sqlx, the future is boxed: sqlx's own futures nest deep enough that a caller holding
+//! one inline overflowed the compiler's layout queries in release builds (docs/DESIGN.md, "Async depth").
 
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlSslMode};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
@@ -83,6 +87,7 @@ fn sqlite_file_is_settled(path: &std::path::Path) -> bool {
 impl Database {
     /// Connects by URL.
     pub async fn connect(url: &str) -> Result<Self, SqlError> {
+        async move {
         let url = url.trim();
         let shown = redact_url(url);
         let (scheme, _) = url.split_once(':').unwrap_or(("", url));
@@ -100,6 +105,7 @@ impl Database {
                 "unsupported database URL scheme `{other}` in `{shown}`; use sqlite://, postgres:// or mysql://"
             ))),
         }
+    }.boxed().await
     }
 
     async fn sqlite(url: &str, shown: &str) -> Result<Self, SqlError> {
@@ -316,13 +322,23 @@ impl Database {
     /// Runs statements that change the database (setup, migrations, the demo data), outside the guard and
     /// the read-only mode. Never call this with text a model wrote.
     pub async fn execute_script(&self, sql: &str) -> Result<(), SqlError> {
-        let script = sqlx::AssertSqlSafe(sql.to_owned());
-        let result = match &self.pools {
-            Pools::Sqlite { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
-            Pools::Postgres { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
-            Pools::Mysql { write, .. } => sqlx::raw_sql(script).execute(write).await.map(|_| ()),
-        };
-        result.map_err(crate::execute::db_error)
+        async move {
+            let script = sqlx::AssertSqlSafe(sql.to_owned());
+            let result = match &self.pools {
+                Pools::Sqlite { write, .. } => {
+                    sqlx::raw_sql(script).execute(write).await.map(|_| ())
+                }
+                Pools::Postgres { write, .. } => {
+                    sqlx::raw_sql(script).execute(write).await.map(|_| ())
+                }
+                Pools::Mysql { write, .. } => {
+                    sqlx::raw_sql(script).execute(write).await.map(|_| ())
+                }
+            };
+            result.map_err(crate::execute::db_error)
+        }
+        .boxed()
+        .await
     }
 
     /// Closes every connection.
@@ -366,26 +382,30 @@ impl Database {
     /// the database lacks, or a syntax the engine refuses, is an error now. The caller checks the text first
     /// (the guard); nothing is executed here.
     pub async fn prepares(&self, sql: &str, write: bool) -> Result<(), SqlError> {
-        use sqlx::{Executor as _, SqlSafeStr as _};
-        let text = sqlx::AssertSqlSafe(sql.to_owned()).into_sql_str();
-        // One connection of the pool, asked to prepare (each engine's pool is its own type).
-        macro_rules! prepare {
-            ($read:expr, $write:expr) => {
-                if write { $write } else { $read }
-                    .acquire()
-                    .await
-                    .map_err(crate::execute::errors::db_error)?
-                    .prepare(text)
-                    .await
-                    .map(drop)
+        async move {
+            use sqlx::{Executor as _, SqlSafeStr as _};
+            let text = sqlx::AssertSqlSafe(sql.to_owned()).into_sql_str();
+            // One connection of the pool, asked to prepare (each engine's pool is its own type).
+            macro_rules! prepare {
+                ($read:expr, $write:expr) => {
+                    if write { $write } else { $read }
+                        .acquire()
+                        .await
+                        .map_err(crate::execute::errors::db_error)?
+                        .prepare(text)
+                        .await
+                        .map(drop)
+                };
+            }
+            let prepared = match &self.pools {
+                Pools::Sqlite { read, write: w } => prepare!(read, w),
+                Pools::Postgres { read, write: w } => prepare!(read, w),
+                Pools::Mysql { read, write: w } => prepare!(read, w),
             };
+            prepared.map_err(crate::execute::errors::db_error)
         }
-        let prepared = match &self.pools {
-            Pools::Sqlite { read, write: w } => prepare!(read, w),
-            Pools::Postgres { read, write: w } => prepare!(read, w),
-            Pools::Mysql { read, write: w } => prepare!(read, w),
-        };
-        prepared.map_err(crate::execute::errors::db_error)
+        .boxed()
+        .await
     }
 }
 

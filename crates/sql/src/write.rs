@@ -3,7 +3,11 @@
 //!
 //! On SQLite a write transaction starts with `BEGIN IMMEDIATE`: it takes the write lock first, waiting for
 //! other writers (the busy timeout) instead of failing half-way with "database is locked".
+//!
+//! Where a caller enters sqlx, the future is boxed: sqlx's own futures nest deep enough that a caller holding
+//! one inline overflowed the compiler's layout queries in release builds (docs/DESIGN.md, "Async depth").
 
+use futures_util::FutureExt as _;
 use sqlx::{MySql, Postgres, Row as _, Sqlite, Transaction};
 
 use crate::database::{Database, Pools};
@@ -36,22 +40,26 @@ impl std::fmt::Debug for WriteTx {
 impl Database {
     /// Begins a write transaction.
     pub async fn begin_write(&self) -> Result<WriteTx, SqlError> {
-        let inner = match &self.pools {
-            Pools::Sqlite { write, .. } => Inner::Sqlite(
-                write
-                    .begin_with("BEGIN IMMEDIATE")
-                    .await
-                    .map_err(db_error)?,
-            ),
-            Pools::Postgres { write, .. } => {
-                Inner::Postgres(write.begin().await.map_err(db_error)?)
-            }
-            Pools::Mysql { write, .. } => Inner::Mysql(write.begin().await.map_err(db_error)?),
-        };
-        Ok(WriteTx {
-            inner,
-            dialect: self.dialect(),
-        })
+        async move {
+            let inner = match &self.pools {
+                Pools::Sqlite { write, .. } => Inner::Sqlite(
+                    write
+                        .begin_with("BEGIN IMMEDIATE")
+                        .await
+                        .map_err(db_error)?,
+                ),
+                Pools::Postgres { write, .. } => {
+                    Inner::Postgres(write.begin().await.map_err(db_error)?)
+                }
+                Pools::Mysql { write, .. } => Inner::Mysql(write.begin().await.map_err(db_error)?),
+            };
+            Ok(WriteTx {
+                inner,
+                dialect: self.dialect(),
+            })
+        }
+        .boxed()
+        .await
     }
 }
 
@@ -77,59 +85,69 @@ impl WriteTx {
 
     /// Runs a statement that returns rows.
     pub async fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<QueryResult, SqlError> {
-        let limits = QueryLimits {
-            max_rows: 10_000,
-            max_bytes: usize::MAX,
-            ..QueryLimits::default()
-        };
-        let mut collector = Collector::new(&limits);
-        match &mut self.inner {
-            Inner::Sqlite(tx) => {
-                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-                collector
-                    .drain(query.fetch(&mut **tx), decode::sqlite, true)
-                    .await
+        async move {
+            let limits = QueryLimits {
+                max_rows: 10_000,
+                max_bytes: usize::MAX,
+                ..QueryLimits::default()
+            };
+            let mut collector = Collector::new(&limits);
+            match &mut self.inner {
+                Inner::Sqlite(tx) => {
+                    let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+                    collector
+                        .drain(query.fetch(&mut **tx), decode::sqlite, true)
+                        .await
+                }
+                Inner::Postgres(tx) => {
+                    let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params);
+                    collector
+                        .drain(query.fetch(&mut **tx), decode::postgres, true)
+                        .await
+                }
+                Inner::Mysql(tx) => {
+                    let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+                    collector
+                        .drain(query.fetch(&mut **tx), decode::mysql, true)
+                        .await
+                }
             }
-            Inner::Postgres(tx) => {
-                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params);
-                collector
-                    .drain(query.fetch(&mut **tx), decode::postgres, true)
-                    .await
-            }
-            Inner::Mysql(tx) => {
-                let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-                collector
-                    .drain(query.fetch(&mut **tx), decode::mysql, true)
-                    .await
-            }
+            .map_err(write_error)?;
+            Ok(collector.finish())
         }
-        .map_err(write_error)?;
-        Ok(collector.finish())
+        .boxed()
+        .await
     }
 
     /// Runs a statement; returns the rows it changed.
     pub async fn execute(&mut self, sql: &str, params: &[Param]) -> Result<u64, SqlError> {
-        Ok(match &mut self.inner {
-            Inner::Sqlite(tx) => {
-                bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(write_error)?
-                    .rows_affected()
-            }
-            Inner::Postgres(tx) => {
-                bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(write_error)?
-                    .rows_affected()
-            }
-            Inner::Mysql(tx) => bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
-                .execute(&mut **tx)
-                .await
-                .map_err(write_error)?
-                .rows_affected(),
-        })
+        async move {
+            Ok(match &mut self.inner {
+                Inner::Sqlite(tx) => {
+                    bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(write_error)?
+                        .rows_affected()
+                }
+                Inner::Postgres(tx) => {
+                    bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(write_error)?
+                        .rows_affected()
+                }
+                Inner::Mysql(tx) => {
+                    bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(write_error)?
+                        .rows_affected()
+                }
+            })
+        }
+        .boxed()
+        .await
     }
 
     /// Runs exactly `sql`, with the engine's own placeholders (`$1` on PostgreSQL, `?` elsewhere; the text is
@@ -137,6 +155,7 @@ impl WriteTx {
     /// it (a prepared statement holds one), SQLite compiles it and must find nothing after the first. For
     /// statements a person wrote and [`crate::Guard::check_write`] passed; returns the rows it changed.
     pub async fn execute_exact(&mut self, sql: &str, params: &[Param]) -> Result<u64, SqlError> {
+        async move {
         if sql.contains('\0') {
             return Err(SqlError::refused(
                 "The SQL contains a NUL byte; remove it.".to_owned(),
@@ -177,49 +196,58 @@ impl WriteTx {
                 .map_err(write_error)?
                 .rows_affected(),
         })
+    }.boxed().await
     }
 
     /// Runs an `INSERT` into a table whose key is an `id` column it generates; returns the new id.
     pub async fn insert(&mut self, sql: &str, params: &[Param]) -> Result<i64, SqlError> {
-        match &mut self.inner {
-            Inner::Sqlite(tx) => Ok(bind_all!(
-                sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())),
-                params
-            )
-            .execute(&mut **tx)
-            .await
-            .map_err(write_error)?
-            .last_insert_rowid()),
-            Inner::Postgres(tx) => {
-                let sql = format!("{} RETURNING id", numbered(sql));
-                let row = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql)), params)
-                    .fetch_one(&mut **tx)
-                    .await
-                    .map_err(write_error)?;
-                row.try_get::<i64, _>(0)
-                    .or_else(|_| row.try_get::<i32, _>(0).map(i64::from))
-                    .map_err(db_error)
-            }
-            Inner::Mysql(tx) => {
-                let id = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(write_error)?
-                    .last_insert_id();
-                i64::try_from(id)
-                    .map_err(|_| SqlError::query(format!("the new id {id} is out of range")))
+        async move {
+            match &mut self.inner {
+                Inner::Sqlite(tx) => Ok(bind_all!(
+                    sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())),
+                    params
+                )
+                .execute(&mut **tx)
+                .await
+                .map_err(write_error)?
+                .last_insert_rowid()),
+                Inner::Postgres(tx) => {
+                    let sql = format!("{} RETURNING id", numbered(sql));
+                    let row = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql)), params)
+                        .fetch_one(&mut **tx)
+                        .await
+                        .map_err(write_error)?;
+                    row.try_get::<i64, _>(0)
+                        .or_else(|_| row.try_get::<i32, _>(0).map(i64::from))
+                        .map_err(db_error)
+                }
+                Inner::Mysql(tx) => {
+                    let id = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(write_error)?
+                        .last_insert_id();
+                    i64::try_from(id)
+                        .map_err(|_| SqlError::query(format!("the new id {id} is out of range")))
+                }
             }
         }
+        .boxed()
+        .await
     }
 
     /// Commits.
     pub async fn commit(self) -> Result<(), SqlError> {
-        match self.inner {
-            Inner::Sqlite(tx) => tx.commit().await,
-            Inner::Postgres(tx) => tx.commit().await,
-            Inner::Mysql(tx) => tx.commit().await,
+        async move {
+            match self.inner {
+                Inner::Sqlite(tx) => tx.commit().await,
+                Inner::Postgres(tx) => tx.commit().await,
+                Inner::Mysql(tx) => tx.commit().await,
+            }
+            .map_err(write_error)
         }
-        .map_err(write_error)
+        .boxed()
+        .await
     }
 }
 

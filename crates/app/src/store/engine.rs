@@ -3,10 +3,14 @@
 //!
 //! Times are `TIMESTAMPTZ` on PostgreSQL and, on SQLite, text in one fixed-width UTC form
 //! (`2026-11-21T08:30:00.000000Z`), so that text order is time order.
+//!
+//! Where a caller enters sqlx, the future is boxed: sqlx's own futures nest deep enough that a caller holding
+//! one inline overflowed the compiler's layout queries in release builds (docs/DESIGN.md, "Async depth").
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use futures_util::FutureExt as _;
 use sqlx::Connection as _;
 use sqlx::migrate::{Migrate as _, MigrateError, Migrator};
 use sqlx::postgres::{PgConnection, PgPool, PgRow};
@@ -182,10 +186,14 @@ impl Pool {
     /// Begins a write transaction; on SQLite it takes the write lock first (`BEGIN IMMEDIATE`), waiting on the
     /// busy timeout for other writers instead of failing half-way.
     pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
-        Ok(match self {
-            Self::Sqlite(store) => Tx::Sqlite(store.begin().await?, store.clone()),
-            Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
-        })
+        async move {
+            Ok(match self {
+                Self::Sqlite(store) => Tx::Sqlite(store.begin().await?, store.clone()),
+                Self::Postgres(pool) => Tx::Postgres(pool.begin().await.map_err(db)?),
+            })
+        }
+        .boxed()
+        .await
     }
 
     /// Proves that the store can be written now, without writing: a SQLite store on a connection of its own
@@ -194,26 +202,32 @@ impl Pool {
     /// has not finished within three fifths of `limit`, one direct connection finds out why. The caller
     /// bounds the whole in time (`limit`).
     pub(crate) async fn probe(&self, limit: Duration) -> Result<(), ProbeFailure> {
-        match self {
-            Self::Sqlite(store) => store.probe().await.map_err(ProbeFailure::Sqlite),
-            Self::Postgres(pool) => {
-                let pooled = async {
-                    let mut tx = pool.begin().await?;
-                    sqlx::query(WRITE_PROBE).execute(&mut *tx).await?;
-                    tx.rollback().await
-                };
-                match tokio::time::timeout(limit * 3 / 5, pooled).await {
-                    Ok(outcome) => outcome.map_err(|e| pg_failure(&e)),
-                    Err(_) => match PgConnection::connect_with(&*pool.connect_options()).await {
-                        Ok(direct) => {
-                            let _ = direct.close().await;
-                            Err(ProbeFailure::PostgresBusy)
+        async move {
+            match self {
+                Self::Sqlite(store) => store.probe().await.map_err(ProbeFailure::Sqlite),
+                Self::Postgres(pool) => {
+                    let pooled = async {
+                        let mut tx = pool.begin().await?;
+                        sqlx::query(WRITE_PROBE).execute(&mut *tx).await?;
+                        tx.rollback().await
+                    };
+                    match tokio::time::timeout(limit * 3 / 5, pooled).await {
+                        Ok(outcome) => outcome.map_err(|e| pg_failure(&e)),
+                        Err(_) => {
+                            match PgConnection::connect_with(&*pool.connect_options()).await {
+                                Ok(direct) => {
+                                    let _ = direct.close().await;
+                                    Err(ProbeFailure::PostgresBusy)
+                                }
+                                Err(e) => Err(pg_failure(&e)),
+                            }
                         }
-                        Err(e) => Err(pg_failure(&e)),
-                    },
+                    }
                 }
             }
         }
+        .boxed()
+        .await
     }
 
     /// Runs a query outside any transaction and returns its rows.
@@ -222,22 +236,26 @@ impl Pool {
         sql: &'static str,
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
-        Ok(match self {
-            Self::Sqlite(store) => bind_all!(sqlx::query(sql), args, sqlite_time)
-                .fetch_all(&store.for_read()?)
-                .await
-                .map_err(|e| store.fail(e))?
-                .into_iter()
-                .map(Row::Sqlite)
-                .collect(),
-            Self::Postgres(pool) => bind_all!(sqlx::query(sql), args, pg_time)
-                .fetch_all(pool)
-                .await
-                .map_err(db)?
-                .into_iter()
-                .map(Row::Postgres)
-                .collect(),
-        })
+        async move {
+            Ok(match self {
+                Self::Sqlite(store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                    .fetch_all(&store.for_read()?)
+                    .await
+                    .map_err(|e| store.fail(e))?
+                    .into_iter()
+                    .map(Row::Sqlite)
+                    .collect(),
+                Self::Postgres(pool) => bind_all!(sqlx::query(sql), args, pg_time)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db)?
+                    .into_iter()
+                    .map(Row::Postgres)
+                    .collect(),
+            })
+        }
+        .boxed()
+        .await
     }
 
     /// Closes every connection.
@@ -261,18 +279,22 @@ impl Tx {
         sql: &'static str,
         args: Vec<Arg>,
     ) -> Result<u64, StoreError> {
-        Ok(match self {
-            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| store.fail(e))?
-                .rows_affected(),
-            Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
-                .execute(&mut **tx)
-                .await
-                .map_err(db)?
-                .rows_affected(),
-        })
+        async move {
+            Ok(match self {
+                Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(|e| store.fail(e))?
+                    .rows_affected(),
+                Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db)?
+                    .rows_affected(),
+            })
+        }
+        .boxed()
+        .await
     }
 
     /// Runs a query and returns its rows.
@@ -281,38 +303,46 @@ impl Tx {
         sql: &'static str,
         args: Vec<Arg>,
     ) -> Result<Vec<Row>, StoreError> {
-        Ok(match self {
-            Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
-                .fetch_all(&mut **tx)
-                .await
-                .map_err(|e| store.fail(e))?
-                .into_iter()
-                .map(Row::Sqlite)
-                .collect(),
-            Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
-                .fetch_all(&mut **tx)
-                .await
-                .map_err(db)?
-                .into_iter()
-                .map(Row::Postgres)
-                .collect(),
-        })
+        async move {
+            Ok(match self {
+                Self::Sqlite(tx, store) => bind_all!(sqlx::query(sql), args, sqlite_time)
+                    .fetch_all(&mut **tx)
+                    .await
+                    .map_err(|e| store.fail(e))?
+                    .into_iter()
+                    .map(Row::Sqlite)
+                    .collect(),
+                Self::Postgres(tx) => bind_all!(sqlx::query(sql), args, pg_time)
+                    .fetch_all(&mut **tx)
+                    .await
+                    .map_err(db)?
+                    .into_iter()
+                    .map(Row::Postgres)
+                    .collect(),
+            })
+        }
+        .boxed()
+        .await
     }
 
     /// Runs a script of several statements without parameters (a migration).
     pub(crate) async fn script(&mut self, sql: &'static str) -> Result<(), StoreError> {
-        match self {
-            Self::Sqlite(tx, store) => {
-                sqlx::raw_sql(sql)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(|e| store.fail(e))?;
+        async move {
+            match self {
+                Self::Sqlite(tx, store) => {
+                    sqlx::raw_sql(sql)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(|e| store.fail(e))?;
+                }
+                Self::Postgres(tx) => {
+                    sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
+                }
             }
-            Self::Postgres(tx) => {
-                sqlx::raw_sql(sql).execute(&mut **tx).await.map_err(db)?;
-            }
+            Ok(())
         }
-        Ok(())
+        .boxed()
+        .await
     }
 
     /// Runs sqlx's migrator on this transaction's connection (each step it applies in a savepoint). Through
@@ -324,19 +354,27 @@ impl Tx {
         migrator: &Migrator,
         step: MigratorStep,
     ) -> Result<(), MigrateError> {
-        macro_rules! on {
-            ($conn:expr) => {
-                match step {
-                    MigratorStep::Ensure => $conn.ensure_migrations_table(MIGRATIONS_TABLE).await,
-                    MigratorStep::Skip(to) => migrator.run_direct(Some(to), $conn, true).await,
-                    MigratorStep::RunTo(to) => migrator.run_direct(Some(to), $conn, false).await,
-                }
-            };
+        async move {
+            macro_rules! on {
+                ($conn:expr) => {
+                    match step {
+                        MigratorStep::Ensure => {
+                            $conn.ensure_migrations_table(MIGRATIONS_TABLE).await
+                        }
+                        MigratorStep::Skip(to) => migrator.run_direct(Some(to), $conn, true).await,
+                        MigratorStep::RunTo(to) => {
+                            migrator.run_direct(Some(to), $conn, false).await
+                        }
+                    }
+                };
+            }
+            match self {
+                Self::Sqlite(tx, _) => on!(&mut **tx),
+                Self::Postgres(tx) => on!(&mut **tx),
+            }
         }
-        match self {
-            Self::Sqlite(tx, _) => on!(&mut **tx),
-            Self::Postgres(tx) => on!(&mut **tx),
-        }
+        .boxed()
+        .await
     }
 
     /// True on PostgreSQL.
@@ -346,10 +384,14 @@ impl Tx {
 
     /// Commits.
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
-        match self {
-            Self::Sqlite(tx, store) => tx.commit().await.map_err(|e| store.fail(e)),
-            Self::Postgres(tx) => tx.commit().await.map_err(db),
+        async move {
+            match self {
+                Self::Sqlite(tx, store) => tx.commit().await.map_err(|e| store.fail(e)),
+                Self::Postgres(tx) => tx.commit().await.map_err(db),
+            }
         }
+        .boxed()
+        .await
     }
 }
 

@@ -43,6 +43,8 @@ pub(crate) mod sqlite_rows;
 
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
+
 use crate::database::{Database, Pools};
 use crate::enrich;
 use crate::error::{SqlError, SqlErrorKind};
@@ -149,30 +151,35 @@ impl Database {
         limits: &QueryLimits,
         protocol: Protocol,
     ) -> Result<QueryResult, SqlError> {
-        limits.check()?;
-        if sql.contains('\0') {
-            return Err(SqlError::refused(
-                "The SQL contains a NUL byte; remove it.".to_owned(),
-            ));
-        }
-        let run = async {
-            match &self.pools {
-                Pools::Sqlite { read, .. } => sqlite::run(read, sql, params, limits).await,
-                Pools::Postgres { read, .. } => {
-                    postgres::run(read, sql, params, limits, protocol).await
-                }
-                Pools::Mysql { read, .. } => {
-                    mysql::run(read, self.is_mariadb(), sql, params, limits, protocol).await
-                }
+        async move {
+            limits.check()?;
+            if sql.contains('\0') {
+                return Err(SqlError::refused(
+                    "The SQL contains a NUL byte; remove it.".to_owned(),
+                ));
             }
-        };
-        // The engines stop the statement themselves; this is the backstop. A query cut off here closes its
-        // connection (see `Lease`).
-        match tokio::time::timeout(limits.timeout.saturating_add(Duration::from_secs(2)), run).await
-        {
-            Ok(result) => result,
-            Err(_) => Err(SqlError::timeout(millis(limits.timeout))),
+            let run = async {
+                match &self.pools {
+                    Pools::Sqlite { read, .. } => sqlite::run(read, sql, params, limits).await,
+                    Pools::Postgres { read, .. } => {
+                        postgres::run(read, sql, params, limits, protocol).await
+                    }
+                    Pools::Mysql { read, .. } => {
+                        mysql::run(read, self.is_mariadb(), sql, params, limits, protocol).await
+                    }
+                }
+            };
+            // The engines stop the statement themselves; this is the backstop. A query cut off here closes its
+            // connection (see `Lease`).
+            match tokio::time::timeout(limits.timeout.saturating_add(Duration::from_secs(2)), run)
+                .await
+            {
+                Ok(result) => result,
+                Err(_) => Err(SqlError::timeout(millis(limits.timeout))),
+            }
         }
+        .boxed()
+        .await
     }
 }
 

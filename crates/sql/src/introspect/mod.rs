@@ -7,6 +7,9 @@
 //!
 //! This is the driver side of the catalog and the guard: what it reads becomes the plain data of
 //! [`crate::Catalog`] and [`crate::Guard`], which know nothing of connections.
+//!
+//! Where a caller enters sqlx, the future is boxed: sqlx's own futures nest deep enough that a caller holding
+//! one inline overflowed the compiler's layout queries in release builds (docs/DESIGN.md, "Async depth").
 
 mod cache;
 mod guard;
@@ -17,6 +20,8 @@ mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use futures_util::FutureExt as _;
 
 use crate::catalog::Catalog;
 use crate::database::{Database, Pools, one_line};
@@ -51,10 +56,14 @@ pub struct IntrospectOptions {
 impl Database {
     /// The catalog, read once and then kept (see [`Database::refresh_catalog`]).
     pub async fn catalog(&self) -> Result<Arc<Catalog>, SqlError> {
-        if let Some(catalog) = self.cached_catalog() {
-            return Ok(catalog);
+        async move {
+            if let Some(catalog) = self.cached_catalog() {
+                return Ok(catalog);
+            }
+            self.refresh_catalog(&IntrospectOptions::default()).await
         }
-        self.refresh_catalog(&IntrospectOptions::default()).await
+        .boxed()
+        .await
     }
 
     fn cached_catalog(&self) -> Option<Arc<Catalog>> {
@@ -70,37 +79,41 @@ impl Database {
         &self,
         options: &IntrospectOptions,
     ) -> Result<Arc<Catalog>, SqlError> {
-        let tables = match &self.pools {
-            Pools::Sqlite { read, .. } => sqlite::tables(read).await,
-            Pools::Postgres { read, .. } => postgres::tables(read).await,
-            Pools::Mysql { read, .. } => mysql::tables(read).await,
-        }
-        .map_err(|e| SqlError::catalog(one_line(&e.to_string())).caused_by(e))?;
-        let mut catalog = Catalog::new(self.dialect(), tables);
-        // Samples are reused while the structure is unchanged: from this process's last catalog, else from the
-        // cache on disk, else gathered (and cached).
-        if let Some(old) = self
-            .cached_catalog()
-            .filter(|c| c.fingerprint == catalog.fingerprint)
-        {
-            catalog.take_samples(&old);
-        } else if let Some(cached) = options
-            .cache_dir
-            .as_deref()
-            .and_then(|dir| cache::load(dir, &catalog.fingerprint))
-        {
-            cached.give_to(&mut catalog);
-        } else if !options.skip_samples {
-            samples::gather(self, &mut catalog).await;
-            if let Some(dir) = &options.cache_dir {
-                cache::save(dir, &catalog);
+        async move {
+            let tables = match &self.pools {
+                Pools::Sqlite { read, .. } => sqlite::tables(read).await,
+                Pools::Postgres { read, .. } => postgres::tables(read).await,
+                Pools::Mysql { read, .. } => mysql::tables(read).await,
             }
+            .map_err(|e| SqlError::catalog(one_line(&e.to_string())).caused_by(e))?;
+            let mut catalog = Catalog::new(self.dialect(), tables);
+            // Samples are reused while the structure is unchanged: from this process's last catalog, else from the
+            // cache on disk, else gathered (and cached).
+            if let Some(old) = self
+                .cached_catalog()
+                .filter(|c| c.fingerprint == catalog.fingerprint)
+            {
+                catalog.take_samples(&old);
+            } else if let Some(cached) = options
+                .cache_dir
+                .as_deref()
+                .and_then(|dir| cache::load(dir, &catalog.fingerprint))
+            {
+                cached.give_to(&mut catalog);
+            } else if !options.skip_samples {
+                samples::gather(self, &mut catalog).await;
+                if let Some(dir) = &options.cache_dir {
+                    cache::save(dir, &catalog);
+                }
+            }
+            let catalog = Arc::new(catalog);
+            *self
+                .catalog
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(catalog.clone());
+            Ok(catalog)
         }
-        let catalog = Arc::new(catalog);
-        *self
-            .catalog
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(catalog.clone());
-        Ok(catalog)
+        .boxed()
+        .await
     }
 }
