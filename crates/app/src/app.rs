@@ -725,17 +725,18 @@ impl App {
         let template = agents::instructions(&def.instructions).map_err(AppError::Config)?;
         // The schema as the run's principal may see it, ranked over that view only (a principal whose access
         // cannot be worked out sees no table); only for instructions that show it.
-        let (schema, dialect) = match &self.kit {
+        // Examples people saved are data in it: the agent's runs start tainted by them.
+        let (schema, dialect, saved) = match &self.kit {
             Some(kit) => {
-                let schema = if template.names().any(|n| n == "schema") {
-                    kit.context_as(models.principal, question, ANALYST_CONTEXT)
-                        .text
-                } else {
-                    String::new()
-                };
-                (schema, kit.database().dialect().name().to_owned())
+                let context = template
+                    .names()
+                    .any(|n| n == "schema")
+                    .then(|| kit.context_as(models.principal, question, ANALYST_CONTEXT));
+                let saved = context.as_ref().is_some_and(|c| c.saved);
+                let schema = context.map(|c| c.text).unwrap_or_default();
+                (schema, kit.database().dialect().name().to_owned(), saved)
             }
-            None => (String::new(), String::new()),
+            None => (String::new(), String::new(), false),
         };
         let values = [
             ("categories", categories.as_str()),
@@ -769,7 +770,8 @@ impl App {
             .with_settings(ModelSettings {
                 temperature: l.temperature.or(entry.temperature),
                 max_output_tokens: l.max_response_tokens.or(entry.max_tokens),
-            });
+            })
+            .with_taint(saved.then_some(steward_sql::SAVED_EXAMPLES));
         Ok((agent, model))
     }
 }

@@ -26,6 +26,10 @@ pub struct Agent {
     pub history: HistoryBudget,
     /// Temperature and reply length of each model call.
     pub settings: ModelSettings,
+    /// Its instructions hold data from outside the run (text that people saved, such as verified examples),
+    /// named by its source: each of its runs starts tainted by it, as if a tool had read it
+    /// ([`Run::tainted_by`]). `None` for instructions that are the operator's alone.
+    pub tainted_by: Option<String>,
 }
 
 impl Agent {
@@ -75,6 +79,7 @@ impl Agent {
             limits: Limits::default(),
             history: HistoryBudget::default(),
             settings: ModelSettings::default(),
+            tainted_by: None,
         }
     }
 
@@ -102,6 +107,13 @@ impl Agent {
         self
     }
 
+    /// The same agent, its instructions holding data from outside the run from `source` (`None`: they hold
+    /// none): its runs start tainted by it.
+    pub fn with_taint(mut self, source: Option<&str>) -> Self {
+        self.tainted_by = source.map(str::to_owned);
+        self
+    }
+
     /// A new run of this agent for the user's input.
     pub fn start(&self, input: &str) -> Run {
         self.start_with_id(input, Run::generate_id())
@@ -123,6 +135,7 @@ impl Agent {
         messages.push(Message::user(input));
         Run::new(id, self.name.clone(), messages, self.limits, self.history)
             .with_settings(self.settings)
+            .with_taint(self.tainted_by.as_deref())
     }
 }
 
@@ -206,6 +219,25 @@ impl AgentBuilder {
             limits: self.limits,
             history: self.history,
             settings: self.settings,
+            tainted_by: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_whose_instructions_hold_outside_data_starts_its_runs_tainted() {
+        let plain = Agent::new("a", "You help.", Toolbox::new());
+        assert_eq!(plain.start("hi").tainted_by(), None);
+        let holding = plain.with_taint(Some("saved examples"));
+        assert_eq!(holding.start("hi").tainted_by(), Some("saved examples"));
+        assert_eq!(
+            holding.start_after(&[], "hi", "r1".to_owned()).tainted_by(),
+            Some("saved examples")
+        );
+        assert_eq!(holding.with_taint(None).start("hi").tainted_by(), None);
     }
 }

@@ -50,6 +50,7 @@ mod agent_tool;
 mod approval;
 mod budget;
 mod context;
+pub mod data;
 mod error;
 mod event;
 mod final_answer;

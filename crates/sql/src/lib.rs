@@ -46,7 +46,7 @@ pub use catalog::{
     Catalog, Column, ForeignKey, MAX_SAMPLE_CHARS, MAX_SAMPLES, SampleIter, Samples, Table,
     TableKind,
 };
-pub use context::{ContextIndex, SchemaContext, describe_tables, schema_context};
+pub use context::{ContextIndex, SAVED_EXAMPLES, SchemaContext, describe_tables, schema_context};
 pub use database::Database;
 pub use dialect::Dialect;
 pub use error::{SqlError, SqlErrorKind};

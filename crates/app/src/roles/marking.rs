@@ -10,7 +10,8 @@ use super::policy::PURE_TOOLS;
 
 /// A tool whose results are data from outside the run (rows, an HTTP response): its observation is wrapped in
 /// `<data source="…">` … `</data>`, so that the model reads it as data, never as instructions (the agents'
-/// rules say so). A `</data` inside the data is escaped so it cannot end the wrapper early.
+/// rules say so). A closing tag inside the data, however it is spelt, is escaped so it cannot end the wrapper
+/// early ([`steward_core::data::escape`]).
 pub(crate) struct MarkedData {
     pub(crate) inner: std::sync::Arc<dyn steward_core::Tool>,
 }
@@ -46,7 +47,7 @@ impl steward_core::Tool for MarkedData {
 
 /// `content` wrapped as data from `source`.
 pub(crate) fn mark_data(source: &str, content: &str) -> String {
-    let escaped = content.replace("</data", "<\\/data");
+    let escaped = steward_core::data::escape(content);
     format!("<data source=\"{source}\">\n{escaped}\n</data>")
 }
 

@@ -31,7 +31,14 @@ pub struct SchemaContext {
     /// The questions of the verified examples it shows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// It shows examples that people saved (between `<data>` tags): data from outside the run, so a run whose
+    /// instructions hold it starts tainted by [`SAVED_EXAMPLES`], as if a tool had read them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub saved: bool,
 }
+
+/// The source of the examples people saved, as a run tainted by them names it.
+pub const SAVED_EXAMPLES: &str = "saved examples";
 
 mod rank;
 mod render;
@@ -206,6 +213,7 @@ impl<'a> ContextIndex<'a> {
             glossary: Vec::new(),
             metrics: Vec::new(),
             examples: Vec::new(),
+            saved: false,
         }
     }
 }

@@ -773,7 +773,7 @@ pub fn knowledge_context(
             let text = if *operators {
                 text
             } else {
-                text.replace("</data", "<\\/data")
+                steward_core::data::escape(&text).into_owned()
             };
             let wrapper = if *operators || !saved.is_empty() {
                 0
@@ -790,6 +790,7 @@ pub fn knowledge_context(
             }
         }
         if !saved.is_empty() {
+            shown.saved = true;
             part.push_str(SAVED_OPEN);
             part.push_str(&saved);
             part.push_str(SAVED_CLOSE);
@@ -807,6 +808,7 @@ pub fn knowledge_context(
     context.glossary = shown.glossary;
     context.metrics = shown.metrics;
     context.examples = shown.examples;
+    context.saved = shown.saved;
     context
 }
 
@@ -815,6 +817,8 @@ struct Shown {
     glossary: Vec<String>,
     metrics: Vec<String>,
     examples: Vec<String>,
+    /// Examples people saved are among them.
+    saved: bool,
 }
 
 #[cfg(test)]

@@ -418,6 +418,8 @@ fn saved_examples_are_data_and_the_operators_are_not() {
         .find("<data source=\"saved examples\">\n-- Q: How many orders were shipped to Norway?")
         .unwrap();
     assert!(operators < open, "{}", context.text);
+    // Shown, they make the context data from outside the run: a run built on it starts tainted.
+    assert!(context.saved);
     assert_eq!(
         context.text.matches("</data>").count(),
         1,

@@ -237,13 +237,15 @@ Schema:
         let tools = Toolbox::new()
             .with(run_sql)
             .map_err(|e| ToolError::internal(e.to_string()))?;
-        Ok(
-            Agent::new("ask_database", instructions, tools).with_limits(Limits {
+        // Examples people saved are data in the instructions: the sub-run starts tainted by them.
+        let saved = context.saved.then_some(crate::SAVED_EXAMPLES);
+        Ok(Agent::new("ask_database", instructions, tools)
+            .with_limits(Limits {
                 // One model call per attempt, one for the answer.
                 max_steps: self.attempts + 1,
                 ..Limits::default()
-            }),
-        )
+            })
+            .with_taint(saved))
     }
 }
 
