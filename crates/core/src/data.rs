@@ -7,9 +7,10 @@ use std::borrow::Cow;
 
 /// `text` with every closing tag neutralised, so that it cannot end a `<data>` wrapper: a slash that follows an
 /// opening angle bracket is written `\/`. An opening bracket is `<`, a look-alike (`＜`, `﹤`, `〈`, `⟨`, `‹`,
-/// `〈`) or an entity (`&lt;`, `&#60;`, `&#x3c;`, in any case); a slash is `/`, a look-alike (`／`, `∕`, `⁄`,
-/// `⧸`) or an entity (`&#47;`, `&#x2f;`, `&sol;`); spaces and invisible characters between them do not
-/// matter. The tag's name does not matter either: `</DATA>`, `< /data >` and `&lt;/Data&gt;` all come out
+/// `〈`, `❬`, `❮`, `❰`, `ᐸ`, `˂`), an HTML entity (`&lt;`, `&#60;`, `&#x3c;`, in any case) or an escape
+/// (`%3C`, `\u003c`, `\x3c`); a slash is `/`, a look-alike (`／`, `∕`, `⁄`, `⧸`), an entity (`&#47;`,
+/// `&#x2f;`, `&sol;`) or an escape (`%2F`, `\u002f`, `\x2f`); spaces, invisible characters (zero-width,
+/// tag and variation-selector characters) and combining marks between them do not matter. The tag's name does not matter either: `</DATA>`, `< /data >` and `&lt;/Data&gt;` all come out
 /// with their slash escaped, and so does any other closing tag. Text without one is returned as it is.
 pub fn escape(text: &str) -> Cow<'_, str> {
     let mut out = String::new();
@@ -52,11 +53,21 @@ fn opener(rest: &str) -> Option<usize> {
     let c = rest.chars().next()?;
     if matches!(
         c,
-        '<' | '\u{FF1C}' | '\u{FE64}' | '\u{3008}' | '\u{27E8}' | '\u{2039}' | '\u{2329}'
+        '<' | '\u{FF1C}'
+            | '\u{FE64}'
+            | '\u{3008}'
+            | '\u{27E8}'
+            | '\u{2039}'
+            | '\u{2329}'
+            | '\u{276C}'
+            | '\u{276E}'
+            | '\u{2770}'
+            | '\u{1438}'
+            | '\u{02C2}'
     ) {
         return Some(c.len_utf8());
     }
-    entity(rest, &["lt"], 0x3c)
+    entity(rest, &["lt"], 0x3c).or_else(|| escaped(rest, 0x3c))
 }
 
 /// The length of the slash `rest` starts with.
@@ -65,7 +76,32 @@ fn slash(rest: &str) -> Option<usize> {
     if matches!(c, '/' | '\u{FF0F}' | '\u{2215}' | '\u{2044}' | '\u{29F8}') {
         return Some(c.len_utf8());
     }
-    entity(rest, &["sol"], 0x2f)
+    entity(rest, &["sol"], 0x2f).or_else(|| escaped(rest, 0x2f))
+}
+
+/// The length of the escape `rest` starts with when it stands for the ASCII character `code`: `%3C` (a URL's),
+/// `\u003c` or `\x3c` (a string literal's), in any case.
+fn escaped(rest: &str, code: u8) -> Option<usize> {
+    let hex = |digits: &str, len: usize| {
+        digits
+            .get(..len)
+            .and_then(|d| u8::from_str_radix(d, 16).ok())
+            .filter(|&value| value == code && digits[..len].chars().all(|c| c.is_ascii_hexdigit()))
+    };
+    if let Some(digits) = rest.strip_prefix('%') {
+        return hex(digits, 2).map(|_| 3);
+    }
+    let escape = rest.strip_prefix('\\')?;
+    if let Some(digits) = escape.strip_prefix(['u', 'U']) {
+        return digits
+            .get(..4)
+            .filter(|d| d.chars().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|d| u32::from_str_radix(d, 16).ok())
+            .filter(|&value| value == u32::from(code))
+            .map(|_| 6);
+    }
+    let digits = escape.strip_prefix(['x', 'X'])?;
+    hex(digits, 2).map(|_| 4)
 }
 
 /// The length of the HTML entity `rest` starts with when it stands for `code`: one of `names` (`&lt;`, also
@@ -97,8 +133,9 @@ fn entity(rest: &str, names: &[&str], code: u32) -> Option<usize> {
     })
 }
 
-/// Characters a reader does not see between a bracket and its slash: spaces and format characters
-/// (zero-width spaces and joiners, the soft hyphen, the byte-order mark, …).
+/// Characters a reader does not see between a bracket and its slash: spaces, format characters (zero-width
+/// spaces and joiners, the soft hyphen, the byte-order mark, tag characters, …), variation selectors and
+/// combining marks.
 fn ignorable(c: char) -> bool {
     c.is_whitespace()
         || matches!(
@@ -116,6 +153,14 @@ fn ignorable(c: char) -> bool {
                 | '\u{3164}'
                 | '\u{FEFF}'
                 | '\u{FFA0}'
+                | '\u{0300}'..='\u{036F}'
+                | '\u{1AB0}'..='\u{1AFF}'
+                | '\u{1DC0}'..='\u{1DFF}'
+                | '\u{20D0}'..='\u{20FF}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FE20}'..='\u{FE2F}'
+                | '\u{E0000}'..='\u{E007F}'
+                | '\u{E0100}'..='\u{E01EF}'
         )
 }
 
@@ -149,6 +194,15 @@ mod tests {
             ("&lt;&#x2F;data>", "&lt;\\&#x2F;data>"),
             ("<&sol;data>", "<\\&sol;data>"),
             ("<<//data>", "<<\\//data>"),
+            ("\u{276E}/data\u{276F}", "\u{276E}\\/data\u{276F}"),
+            ("\u{1438}/data\u{1433}", "\u{1438}\\/data\u{1433}"),
+            ("<\u{0338}/data>", "<\u{0338}\\/data>"),
+            ("<\u{E0020}\u{FE0F}/data>", "<\u{E0020}\u{FE0F}\\/data>"),
+            ("%3C/data%3E", "%3C\\/data%3E"),
+            ("%3c%2fdata%3e", "%3c\\%2fdata%3e"),
+            ("\\u003c/data>", "\\u003c\\/data>"),
+            ("\\U003C\\u002Fdata>", "\\U003C\\\\u002Fdata>"),
+            ("\\x3c/data>", "\\x3c\\/data>"),
             ("a</data>b</data>c", "a<\\/data>b<\\/data>c"),
             ("</script></data></data >", "<\\/script><\\/data><\\/data >"),
         ] {
@@ -167,6 +221,8 @@ mod tests {
             "&",
             "&#",
             "&#x/",
+            "%3/ %zz/ %3d/ \\u00/ \\u003/ \\x3/ \\xzz/ \\u003d/",
+            "100%/",
             "<",
             "naïve — ünïcödé ＜ text / more",
         ] {
