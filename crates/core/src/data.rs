@@ -1,17 +1,21 @@
 //! Text from outside a run — rows, an HTTP response, what users saved — reaches a model wrapped as data:
 //! `<data source="…">` … `</data>`, and the agents' rules say that what is inside is never an instruction.
-//! [`escape`] makes sure that nothing inside can end the wrapper early, whatever case, spacing, look-alike
-//! character or HTML entity it spells its closing tag with.
+//! [`escape`] keeps anything inside from ending the wrapper early: every spelling of a closing tag it knows — any
+//! case, spaces and invisible characters, look-alike brackets and slashes, HTML entities, URL and string
+//! escapes — comes out with its slash escaped. A list of spellings cannot be proven complete; it is one layer,
+//! with the taint that makes every later write wait for review (`Run::tainted_by`).
 
 use std::borrow::Cow;
 
 /// `text` with every closing tag neutralised, so that it cannot end a `<data>` wrapper: a slash that follows an
 /// opening angle bracket is written `\/`. An opening bracket is `<`, a look-alike (`＜`, `﹤`, `〈`, `⟨`, `‹`,
-/// `〈`, `❬`, `❮`, `❰`, `ᐸ`, `˂`), an HTML entity (`&lt;`, `&#60;`, `&#x3c;`, in any case) or an escape
-/// (`%3C`, `\u003c`, `\x3c`); a slash is `/`, a look-alike (`／`, `∕`, `⁄`, `⧸`), an entity (`&#47;`,
-/// `&#x2f;`, `&sol;`) or an escape (`%2F`, `\u002f`, `\x2f`); spaces, invisible characters (zero-width,
-/// tag and variation-selector characters) and combining marks between them do not matter. The tag's name does not matter either: `</DATA>`, `< /data >` and `&lt;/Data&gt;` all come out
-/// with their slash escaped, and so does any other closing tag. Text without one is returned as it is.
+/// `«`, `《`, `≪`, `❮`, `ᐸ`, `˂`, a tag character, …) or an encoding of one; a slash is `/`, a look-alike (`／`,
+/// `∕`, `⁄`, `╱`, `⧸`, …) or an encoding of one. Encodings are HTML entities (`&lt;`, `&#60;`, `&#x3c;`,
+/// `&lang;`, `&sol;`, also as `&amp;lt;`), URL escapes (`%3C`, `%253C`, `%u003C`) and string literals' escapes
+/// (`\u003c`, `\U0000003c`, `\u{3c}`, `\x3c`, `\074`, CSS's `\3c `). Spaces, invisible characters and
+/// combining marks between bracket and slash do not matter, nor does the tag's name: `</DATA>`, `< /data >` and
+/// `&lt;/Data&gt;` all come out with their slash escaped, and so does any other closing tag. Text without one is
+/// returned as it is, and escaping twice changes nothing.
 pub fn escape(text: &str) -> Cow<'_, str> {
     let mut out = String::new();
     // Up to where `text` was copied into `out`.
@@ -48,89 +52,187 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The length of the opening bracket `rest` starts with.
+/// The length of the opening bracket `rest` starts with, spelt as a character or encoded.
 fn opener(rest: &str) -> Option<usize> {
-    let c = rest.chars().next()?;
-    if matches!(
+    token(rest, is_opener)
+}
+
+/// The length of the slash `rest` starts with, spelt as a character or encoded.
+fn slash(rest: &str) -> Option<usize> {
+    token(rest, is_slash)
+}
+
+/// `<` and the characters a reader may take for it.
+fn is_opener(c: char) -> bool {
+    matches!(
         c,
-        '<' | '\u{FF1C}'
-            | '\u{FE64}'
-            | '\u{3008}'
-            | '\u{27E8}'
+        '<' | '\u{00AB}'
+            | '\u{02C2}'
+            | '\u{1438}'
             | '\u{2039}'
+            | '\u{226A}'
             | '\u{2329}'
             | '\u{276C}'
             | '\u{276E}'
             | '\u{2770}'
-            | '\u{1438}'
-            | '\u{02C2}'
-    ) {
-        return Some(c.len_utf8());
-    }
-    entity(rest, &["lt"], 0x3c).or_else(|| escaped(rest, 0x3c))
+            | '\u{27E8}'
+            | '\u{27EA}'
+            | '\u{2991}'
+            | '\u{29FC}'
+            | '\u{3008}'
+            | '\u{300A}'
+            | '\u{FE64}'
+            | '\u{FF1C}'
+            | '\u{E003C}'
+    )
 }
 
-/// The length of the slash `rest` starts with.
-fn slash(rest: &str) -> Option<usize> {
+/// `/` and the characters a reader may take for it.
+fn is_slash(c: char) -> bool {
+    matches!(
+        c,
+        '/' | '\u{2044}'
+            | '\u{2215}'
+            | '\u{2571}'
+            | '\u{27CB}'
+            | '\u{29F6}'
+            | '\u{29F8}'
+            | '\u{FF0F}'
+            | '\u{E002F}'
+    )
+}
+
+/// The length of what `rest` starts with when it is a character for which `is` holds, or an encoding of one:
+/// an HTML entity (`&lt;`, `&#60;`, `&#x3c;`, `&amp;lt;`, …), a URL escape (`%3C`, `%253C`, `%u003C`) or a
+/// string literal's (`\u003c`, `\U0000003c`, `\u{3c}`, `\x3c`, `\074`, CSS's `\3c `).
+fn token(rest: &str, is: fn(char) -> bool) -> Option<usize> {
     let c = rest.chars().next()?;
-    if matches!(c, '/' | '\u{FF0F}' | '\u{2215}' | '\u{2044}' | '\u{29F8}') {
+    if is(c) {
         return Some(c.len_utf8());
     }
-    entity(rest, &["sol"], 0x2f).or_else(|| escaped(rest, 0x2f))
-}
-
-/// The length of the escape `rest` starts with when it stands for the ASCII character `code`: `%3C` (a URL's),
-/// `\u003c` or `\x3c` (a string literal's), in any case.
-fn escaped(rest: &str, code: u8) -> Option<usize> {
-    let hex = |digits: &str, len: usize| {
-        digits
-            .get(..len)
-            .and_then(|d| u8::from_str_radix(d, 16).ok())
-            .filter(|&value| value == code && digits[..len].chars().all(|c| c.is_ascii_hexdigit()))
+    let candidates = match c {
+        '&' => entity(rest),
+        '%' => percent(rest),
+        '\\' => backslash(rest),
+        _ => Vec::new(),
     };
-    if let Some(digits) = rest.strip_prefix('%') {
-        return hex(digits, 2).map(|_| 3);
-    }
-    let escape = rest.strip_prefix('\\')?;
-    if let Some(digits) = escape.strip_prefix(['u', 'U']) {
-        return digits
-            .get(..4)
-            .filter(|d| d.chars().all(|c| c.is_ascii_hexdigit()))
-            .and_then(|d| u32::from_str_radix(d, 16).ok())
-            .filter(|&value| value == u32::from(code))
-            .map(|_| 6);
-    }
-    let digits = escape.strip_prefix(['x', 'X'])?;
-    hex(digits, 2).map(|_| 4)
+    candidates
+        .into_iter()
+        .filter(|(c, _)| is(*c))
+        .map(|(_, len)| len)
+        .max()
 }
 
-/// The length of the HTML entity `rest` starts with when it stands for `code`: one of `names` (`&lt;`, also
-/// without its `;`), or a number (`&#60;`, `&#x3C;`), in any case.
-fn entity(rest: &str, names: &[&str], code: u32) -> Option<usize> {
-    let body = rest.strip_prefix('&')?;
-    let semicolon = |len: usize| {
+/// The characters an HTML entity at the start of `rest` may stand for, with its length (its `;` may be missing,
+/// and it may be encoded again as `&amp;…`).
+fn entity(rest: &str) -> Vec<(char, usize)> {
+    let mut body = &rest[1..];
+    while body
+        .get(..4)
+        .is_some_and(|a| a.eq_ignore_ascii_case("amp;"))
+    {
+        body = &body[4..];
+    }
+    let skipped = rest.len() - body.len();
+    let with_semicolon = |len: usize| {
         if body[len..].starts_with(';') {
-            len + 2
+            skipped + len + 1
         } else {
-            len + 1
+            skipped + len
         }
     };
     if let Some(number) = body.strip_prefix('#') {
-        let (digits, radix, skip) = match number.strip_prefix(['x', 'X']) {
+        let (digits, radix, prefix) = match number.strip_prefix(['x', 'X']) {
             Some(hex) => (hex, 16, 2),
             None => (number, 10, 1),
         };
-        let len = digits
-            .find(|c: char| !c.is_digit(radix))
-            .unwrap_or(digits.len());
-        let value = u32::from_str_radix(&digits[..len], radix).ok()?;
-        return (len > 0 && value == code).then(|| semicolon(skip + len));
+        return code_point(digits, radix, 8)
+            .map(|(c, len)| vec![(c, with_semicolon(prefix + len))])
+            .unwrap_or_default();
     }
-    names.iter().find_map(|name| {
-        body.get(..name.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(name))
-            .then(|| semicolon(name.len()))
-    })
+    const NAMES: [(&str, char); 10] = [
+        ("lt", '<'),
+        ("nvlt", '<'),
+        ("lang", '\u{27E8}'),
+        ("langle", '\u{27E8}'),
+        ("leftanglebracket", '\u{27E8}'),
+        ("lsaquo", '\u{2039}'),
+        ("laquo", '\u{00AB}'),
+        ("ll", '\u{226A}'),
+        ("sol", '/'),
+        ("frasl", '\u{2044}'),
+    ];
+    NAMES
+        .iter()
+        .filter(|(name, _)| {
+            body.get(..name.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(name))
+        })
+        .map(|&(name, c)| (c, with_semicolon(name.len())))
+        .collect()
+}
+
+/// The character a URL escape at the start of `rest` stands for (`%3C`, also encoded again as `%253C`, or
+/// `%u003C`), with its length.
+fn percent(rest: &str) -> Vec<(char, usize)> {
+    let mut body = &rest[1..];
+    while body.starts_with("25") && body.len() > 2 {
+        body = &body[2..];
+    }
+    let skipped = rest.len() - body.len();
+    let found = match body.strip_prefix(['u', 'U']) {
+        Some(digits) => exact(digits, 4).map(|(c, len)| (c, skipped + 1 + len)),
+        None => exact(body, 2).map(|(c, len)| (c, skipped + len)),
+    };
+    found.into_iter().collect()
+}
+
+/// The characters a backslash escape at the start of `rest` may stand for, with its length: `\u003c`,
+/// `\U0000003c`, `\u{3c}`, `\x3c`, octal `\074`, and CSS's `\3c` (one to six hex digits, then perhaps a
+/// space).
+fn backslash(rest: &str) -> Vec<(char, usize)> {
+    let body = &rest[1..];
+    let mut found = Vec::new();
+    if let Some(braced) = body.strip_prefix("u{")
+        && let Some((c, len)) = code_point(braced, 16, 6)
+        && braced[len..].starts_with('}')
+    {
+        found.push((c, len + 4));
+    }
+    if let Some(digits) = body.strip_prefix(['u', 'U']) {
+        found.extend(exact(digits, 4).map(|(c, len)| (c, len + 2)));
+    }
+    if let Some(digits) = body.strip_prefix('U') {
+        found.extend(exact(digits, 8).map(|(c, len)| (c, len + 2)));
+    }
+    if let Some(digits) = body.strip_prefix(['x', 'X']) {
+        found.extend(exact(digits, 2).map(|(c, len)| (c, len + 2)));
+    }
+    if let Some((c, len)) = code_point(body, 8, 3) {
+        found.push((c, len + 1));
+    }
+    if let Some((c, len)) = code_point(body, 16, 6) {
+        let space = usize::from(body[len..].starts_with([' ', '\t', '\n']));
+        found.push((c, len + 1 + space));
+    }
+    found
+}
+
+/// The character of the code point written at the start of `digits` in `radix`, with at most `most` digits,
+/// and how many digits it took.
+fn code_point(digits: &str, radix: u32, most: usize) -> Option<(char, usize)> {
+    let len = digits
+        .char_indices()
+        .take(most)
+        .take_while(|(_, c)| c.is_digit(radix))
+        .count();
+    let value = u32::from_str_radix(digits.get(..len)?, radix).ok()?;
+    Some((char::from_u32(value)?, len))
+}
+
+/// The character of exactly `len` hex digits at the start of `digits`.
+fn exact(digits: &str, len: usize) -> Option<(char, usize)> {
+    code_point(digits, 16, len).filter(|&(_, n)| n == len)
 }
 
 /// Characters a reader does not see between a bracket and its slash: spaces, format characters (zero-width
@@ -154,6 +256,15 @@ fn ignorable(c: char) -> bool {
                 | '\u{FEFF}'
                 | '\u{FFA0}'
                 | '\u{0300}'..='\u{036F}'
+                | '\u{0483}'..='\u{0489}'
+                | '\u{0591}'..='\u{05BD}'
+                | '\u{064B}'..='\u{065F}'
+                | '\u{180B}'..='\u{180D}'
+                | '\u{2800}'
+                | '\u{302A}'..='\u{302F}'
+                | '\u{3099}'..='\u{309A}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{1D173}'..='\u{1D17A}'
                 | '\u{1AB0}'..='\u{1AFF}'
                 | '\u{1DC0}'..='\u{1DFF}'
                 | '\u{20D0}'..='\u{20FF}'
@@ -203,10 +314,46 @@ mod tests {
             ("\\u003c/data>", "\\u003c\\/data>"),
             ("\\U003C\\u002Fdata>", "\\U003C\\\\u002Fdata>"),
             ("\\x3c/data>", "\\x3c\\/data>"),
+            ("&lang;/data>", "&lang;\\/data>"),
+            ("&LeftAngleBracket;/data>", "&LeftAngleBracket;\\/data>"),
+            ("&nvlt;/data>", "&nvlt;\\/data>"),
+            ("&#xFF1C;/data>", "&#xFF1C;\\/data>"),
+            ("<&frasl;data>", "<\\&frasl;data>"),
+            ("<&#xFF0F;data>", "<\\&#xFF0F;data>"),
+            ("\\U0000003c/data>", "\\U0000003c\\/data>"),
+            ("\\u{3c}/data>", "\\u{3c}\\/data>"),
+            ("\\074/data>", "\\074\\/data>"),
+            ("\\3c /data>", "\\3c \\/data>"),
+            ("%u003C/data>", "%u003C\\/data>"),
+            ("%253C%252Fdata%253E", "%253C\\%252Fdata%253E"),
+            ("&amp;lt;/data&amp;gt;", "&amp;lt;\\/data&amp;gt;"),
+            ("\u{300A}/data\u{300B}", "\u{300A}\\/data\u{300B}"),
+            ("\u{00AB}/data\u{00BB}", "\u{00AB}\\/data\u{00BB}"),
+            ("\u{226A}/data>", "\u{226A}\\/data>"),
+            ("\u{27EA}/data>", "\u{27EA}\\/data>"),
+            ("\u{2991}/data>", "\u{2991}\\/data>"),
+            ("\u{29FC}/data>", "\u{29FC}\\/data>"),
+            ("<\u{2571}data>", "<\\\u{2571}data>"),
+            ("<\u{27CB}data>", "<\\\u{27CB}data>"),
+            ("<\u{2800}/data>", "<\u{2800}\\/data>"),
+            (
+                "<\u{180B}\u{FFF9}\u{1D173}/data>",
+                "<\u{180B}\u{FFF9}\u{1D173}\\/data>",
+            ),
+            (
+                "<\u{0483}\u{064B}\u{3099}/data>",
+                "<\u{0483}\u{064B}\u{3099}\\/data>",
+            ),
+            (
+                "\u{E003C}\u{E002F}data\u{E003E}",
+                "\u{E003C}\\\u{E002F}data\u{E003E}",
+            ),
             ("a</data>b</data>c", "a<\\/data>b<\\/data>c"),
             ("</script></data></data >", "<\\/script><\\/data><\\/data >"),
         ] {
             assert_eq!(escape(text), escaped, "{text:?}");
+            // Escaping again changes nothing: what is escaped stays as it is.
+            assert_eq!(escape(escaped), escaped, "{escaped:?}");
         }
     }
 
@@ -223,6 +370,8 @@ mod tests {
             "&#x/",
             "%3/ %zz/ %3d/ \\u00/ \\u003/ \\x3/ \\xzz/ \\u003d/",
             "100%/",
+            "&llama/ &ampersand/ %25/ \\/ &#xZZ;/",
+            "C:\\temp\\a/b",
             "<",
             "naïve — ünïcödé ＜ text / more",
         ] {

@@ -58,6 +58,9 @@ pub struct SqlAnswer {
     pub attempts: u32,
     /// Tokens used by its model calls.
     pub usage: Usage,
+    /// The outside data its sub-run read or was shown (saved examples, rows), when any: a caller's run takes
+    /// the taint on ([`steward_core::Run::tainted_by`]).
+    pub tainted_by: Option<String>,
 }
 
 /// What the sub-run's queries did: the last good result, the last error, how many were tried.
@@ -125,18 +128,20 @@ impl TextToSql {
         };
         let status = runner.drive(&mut run).await;
         let usage = run.usage();
+        let tainted_by = run.tainted_by().map(str::to_owned);
         let found = std::mem::take(
             &mut *attempts
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        match (status, found.good) {
+        let answered = match (status, found.good) {
             (RunStatus::Done(Outcome::Answered { answer }), Some((sql, result))) => Ok(SqlAnswer {
                 answer: answer.trim().to_owned(),
                 sql,
                 result,
                 attempts: found.tried,
                 usage,
+                tainted_by: tainted_by.clone(),
             }),
             (RunStatus::Done(Outcome::ModelFailed { error, .. }), _) => Err(ToolError::new(
                 "The model that writes SQL could not be reached; try again later.",
@@ -164,7 +169,12 @@ impl TextToSql {
                     }
                 )))
             }
-        }
+        };
+        // A failure tells what the sub-run saw too: its caller's run takes the taint on either way.
+        answered.map_err(|mut error| {
+            error.tainted_by = tainted_by;
+            error
+        })
     }
 
     /// The sub-agent for one question: the schema context for it, as `principal` may see the catalog (ranked
@@ -259,6 +269,6 @@ impl Tool for TextToSql {
         let args: AskDatabaseArgs = parse_args(args)?;
         let found = self.answer_for(&args.question, ctx).await?;
         let preface = format!("{}\n\nSQL: {}\n", found.answer, found.sql);
-        Ok(table_output(&found.result, &preface))
+        Ok(table_output(&found.result, &preface).with_taint(found.tainted_by.as_deref()))
     }
 }
