@@ -106,6 +106,8 @@ pub struct DirectCall {
     review: bool,
     /// Where its span goes, when calls are traced.
     telemetry: Option<Telemetry>,
+    /// Why its principal may not approve it themselves (four eyes).
+    own_refused: Option<String>,
 }
 
 impl std::fmt::Debug for DirectCall {
@@ -169,10 +171,25 @@ impl DirectCall {
         self
     }
 
-    /// The same call, approved by `by` after it waited for `reason` (its audit records say so).
-    pub fn approved(mut self, reason: impl Into<String>, by: impl Into<String>) -> Self {
-        self.approval = Some((reason.into(), by.into()));
-        self
+    /// Why its own principal may not approve it (four eyes: their role's `approve_by` or `self_approval:
+    /// false`), with who may; `None` when they may.
+    pub fn own_approval_refused(&self) -> Option<&str> {
+        self.own_refused.as_deref()
+    }
+
+    /// The same call, approved by its own principal (the person at a terminal) after it waited for `reason`
+    /// (its audit records say so); refused when their role's four eyes forbid it.
+    pub fn approved_here(mut self, reason: impl Into<String>) -> Result<Self, AppError> {
+        if let Some(why) = self.own_refused.take() {
+            return Err(AppError::Forbidden(why));
+        }
+        let by = if self.ctx.principal.is_local() {
+            String::new()
+        } else {
+            self.ctx.principal.name.clone()
+        };
+        self.approval = Some((reason.into(), by));
+        Ok(self)
     }
 
     /// Records that the call, which waited for approval for `reason`, was not run: `why` (a person said no,
@@ -386,6 +403,7 @@ impl App {
             approval: None,
             review: matches!(decision, Decision::Review { .. }),
             telemetry: self.telemetry.clone(),
+            own_refused: self.config.four_eyes(principal, principal).err(),
         };
         let refusal = match decision {
             Decision::Deny { reason } => Refusal::Denied { reason },

@@ -350,6 +350,24 @@ impl Turn {
             .err()
     }
 
+    /// Decides the waiting call `call_id` of `run` as the turn's own principal (the person at a terminal):
+    /// letting it run is refused, with who may, when their role's four eyes forbid approving their own calls.
+    pub fn decide_here(
+        &self,
+        run: &mut Run,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), AppError> {
+        if !matches!(approval, Approval::Reject { .. })
+            && let Some(why) = self.own_apply_refused()
+        {
+            return Err(AppError::Forbidden(why));
+        }
+        self.runner
+            .decide(run, call_id, approval)
+            .map_err(|e| AppError::Invalid(format!("the decision on {call_id}: {e}")))
+    }
+
     /// The model's name.
     pub fn model_name(&self) -> &str {
         self.model.name()

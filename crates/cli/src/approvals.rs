@@ -162,14 +162,14 @@ pub(crate) async fn run(command: ApprovalsCommand, config: &ConfigFile) -> anyho
                     Approval::Edit { arguments }
                 }
             };
-            four_eyes(config, &args).await?;
-            decide(config, &args.store, &args.id, &decision).await
+            let by = four_eyes(config, &args).await?;
+            decide(config, &args.store, &args.id, &decision, &by).await
         }
         ApprovalsCommand::Deny(args) => {
             let decision = Approval::Reject {
                 reason: args.reason.clone(),
             };
-            decide(config, &args.store, &args.id, &decision).await
+            decide(config, &args.store, &args.id, &decision, &whoami()).await
         }
     }
 }
@@ -303,8 +303,8 @@ fn row(a: &PendingApproval) -> Vec<String> {
 }
 
 /// Four eyes: refuses an approval by someone the asker's role does not let approve its writes (themselves, with
-/// `self_approval: false`; a role `approve_by` does not name).
-async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<()> {
+/// `self_approval: false`; a role `approve_by` does not name). The decider's name, for the audit trail.
+async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<String> {
     let loaded = config.load()?;
     let mut decider = args.identity.principal(&loaded)?;
     if decider.name.is_empty() {
@@ -322,7 +322,7 @@ async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<()
             .four_eyes(&asker, &decider)
             .map_err(|why| anyhow::Error::new(steward_app::AppError::Forbidden(why)))?;
     }
-    Ok(())
+    Ok(decider.name)
 }
 
 async fn decide(
@@ -330,10 +330,10 @@ async fn decide(
     store: &StoreArgs,
     id: &str,
     decision: &Approval,
+    by: &str,
 ) -> anyhow::Result<u8> {
     let store = crate::runs::open(config, store).await?;
-    let by = whoami();
-    let decided = store.decide_approval(id, decision, &by).await;
+    let decided = store.decide_approval(id, decision, by).await;
     let waiting = match &decided {
         Ok(a) => store
             .pending_run(&a.run_id)

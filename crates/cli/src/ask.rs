@@ -88,7 +88,7 @@ pub(crate) async fn conclude(
         session::Driven::Done(outcome) => (outcome, None),
         session::Driven::Staged(outcome, changes) => (outcome, Some(changes)),
         session::Driven::Waiting(requests) => {
-            return waiting(session, run, &requests, json).await;
+            return waiting(turn, run, &requests, json).await;
         }
     };
 
@@ -144,19 +144,19 @@ fn saved(changes: Option<&session::Changes>) -> Option<&str> {
 
 /// A run that waits for approval where no one can give it: saved in the run store, what waits and how to go
 /// on; exit code 4.
-async fn waiting(
-    session: &Session,
+pub(crate) async fn waiting(
+    turn: &steward_app::Turn,
     run: &steward_core::Run,
     requests: &[steward_core::ApprovalRequest],
     json: bool,
 ) -> anyhow::Result<u8> {
-    let (ids, previews) = if session.app.store().is_some() {
-        let parked = session.turn.park(run, requests).await?;
+    let (ids, previews) = if turn.app().store().is_some() {
+        let parked = turn.park(run, requests).await?;
         (Some(parked.ids), parked.previews)
     } else {
         let mut previews = Vec::new();
         for request in requests {
-            previews.push(session.turn.preview(request).await);
+            previews.push(turn.preview(request).await);
         }
         (None, previews)
     };

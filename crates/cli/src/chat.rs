@@ -141,7 +141,16 @@ pub(crate) fn run(
                 };
                 outcome
             }
-            session::Driven::Waiting(_) => continue,
+            session::Driven::Waiting(requests) => {
+                // Someone else decides (four eyes): the run is saved for them, and the conversation starts anew.
+                runtime.block_on(crate::runs::finish(&turn));
+                if let Err(e) = runtime.block_on(crate::ask::waiting(&turn, run, &requests, false))
+                {
+                    note!("{} {e}", style.error("error:"));
+                }
+                conversation = None;
+                continue;
+            }
         };
         trace.clear();
         runtime.block_on(crate::runs::finish(&turn));

@@ -58,6 +58,23 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
             Some(RunStatus::AwaitingApproval(requests)) => requests,
             Some(_) => return Driven::Done(Outcome::Cancelled),
         };
+        // Four eyes: the person at this terminal may not let their own calls run; they wait for one who may
+        // (saved with the run), or, when nothing can save them, are refused with the reason.
+        if let Some(why) = turn.own_apply_refused() {
+            if stop_for_approval || turn.app().store().is_some() {
+                note!("{} {why}", Style::stderr().warn("four eyes:"));
+                return Driven::Waiting(requests);
+            }
+            for request in requests {
+                let refusal = Approval::Reject {
+                    reason: Some(format!("no one here may approve it: {why}")),
+                };
+                if let Err(e) = runner.decide(run, &request.call.id, refusal) {
+                    note!("{} {e}", Style::stderr().error("error:"));
+                }
+            }
+            continue;
+        }
         if stop_for_approval && !interactive() {
             return Driven::Waiting(requests);
         }
@@ -75,7 +92,7 @@ pub(crate) async fn drive(turn: &Turn, run: &mut Run, stop_for_approval: bool) -
                 runner.cancel(run);
                 return Driven::Done(Outcome::Cancelled);
             };
-            if let Err(e) = runner.decide(run, &call_id, approval) {
+            if let Err(e) = turn.decide_here(run, &call_id, approval) {
                 note!("{} {e}", Style::stderr().error("error:"));
             }
         }

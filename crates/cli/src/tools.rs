@@ -277,6 +277,66 @@ async fn call(args: CallArgs, config: &ConfigFile) -> anyhow::Result<u8> {
     called
 }
 
+/// A call held for approval that no one here may give (no terminal, or four eyes forbid the caller approving
+/// their own write): staged in a change set for someone who may apply it, when the tool can be staged and runs
+/// are stored; otherwise not run. Either way exit code 4, saying why and what to do.
+async fn not_decided_here(
+    app: &steward_app::App,
+    principal: &steward_core::Principal,
+    call: steward_app::direct::DirectCall,
+    reason: &str,
+    four_eyes: Option<String>,
+    preview: Option<String>,
+    format: CallFormat,
+) -> anyhow::Result<u8> {
+    let style = Style::stderr();
+    let request = call.request(reason);
+    if let Some(why) = &four_eyes {
+        note!("{} {why}", style.warn("four eyes:"));
+    }
+    if call.stageable() && app.store().is_some() {
+        let agent = call.agent().to_owned();
+        let staged = match call.stage(reason, Vec::new()).await {
+            Ok(staged) => staged,
+            Err(e) => bail!("{}", e.message),
+        };
+        let content = staged.output.content.clone();
+        let (id, _) = app
+            .add_to_change_set(Surface::Cli, None, principal, &agent, Vec::new(), staged)
+            .await?;
+        match format {
+            CallFormat::Json | CallFormat::Ndjson => {
+                let saved =
+                    json!({"ok": false, "change_set": id, "staged": content, "reason": reason});
+                say!("{}", serde_json::to_string_pretty(&saved)?);
+            }
+            _ => note!("{content}"),
+        }
+        note!(
+            "{} the change waits as change set {id}: `steward changes apply {id}` writes it, run by someone \
+             who may ({reason}); `steward changes discard {id}` drops it",
+            style.warn("saved:"),
+        );
+        return Ok(crate::exit::NEEDS_APPROVAL);
+    }
+    crate::session::note_waiting(&request, None, preview.as_deref());
+    let why = four_eyes
+        .clone()
+        .unwrap_or_else(|| "no one could approve it: not an interactive terminal".to_owned());
+    call.not_run(reason, &why).await?;
+    note!(
+        "{}",
+        style.dim(if four_eyes.is_some() {
+            "(not run: someone your role's `approve_by` names must run it, or the role must let it run without \
+             approval in steward.yaml)"
+        } else {
+            "(not run: no one can approve here; run it in a terminal to approve, or let the role run it \
+             without approval: `skip_approval` in steward.yaml)"
+        })
+    );
+    Ok(crate::exit::NEEDS_APPROVAL)
+}
+
 async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
     let format = CallFormat::pick(args.format, args.json)?;
     let arguments = if args.arguments == "-" {
@@ -322,21 +382,12 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
         Checked::NeedsApproval(call, reason) => {
             let request = call.request(reason.clone());
             let preview = call.preview().await;
-            if !crate::session::interactive() {
-                crate::session::note_waiting(&request, None, preview.as_deref());
-                call.not_run(
-                    &reason,
-                    "no one could approve it: not an interactive terminal",
+            let four_eyes = call.own_approval_refused().map(str::to_owned);
+            if four_eyes.is_some() || !crate::session::interactive() {
+                return not_decided_here(
+                    app, &principal, call, &reason, four_eyes, preview, format,
                 )
-                .await?;
-                note!(
-                    "{}",
-                    Style::stderr().dim(
-                        "(not run: no one can approve here; run it in a terminal to approve, or let the role \
-                         run it without approval: `skip_approval` in steward.yaml)"
-                    )
-                );
-                return Ok(exit::NEEDS_APPROVAL);
+                .await;
             }
             if let Some(preview) = &preview {
                 note!("{preview}");
@@ -346,14 +397,7 @@ async fn call_in(app: &steward_app::App, args: CallArgs) -> anyhow::Result<u8> {
                 .ok()
                 .flatten()
             {
-                Some(Approval::Approve) => {
-                    let by = if principal.is_local() {
-                        String::new()
-                    } else {
-                        principal.name.clone()
-                    };
-                    run_tool(call.approved(reason, by)).await
-                }
+                Some(Approval::Approve) => run_tool(call.approved_here(reason)?).await,
                 Some(Approval::Edit { .. }) => {
                     call.not_run(&reason, "edits are not taken here").await?;
                     Err(Failed::said(

@@ -807,3 +807,250 @@ fn an_unknown_change_set_is_named_as_one() {
         text(&out.stderr)
     );
 }
+
+/// Runs `steward ARGS` at a terminal (a real pseudo-terminal), typing each of `lines` a second apart, and
+/// returns what the terminal showed and the exit code.
+fn steward_at_a_terminal(
+    args: &[&str],
+    env: &[(&str, &str)],
+    lines: &[&str],
+) -> (String, Option<i32>) {
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let command = format!("{} {}", env!("CARGO_BIN_EXE_steward"), quoted.join(" "));
+    let mut child = isolated("script", &["-qec", &command, "/dev/null"], env)
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        for line in lines {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let _ = stdin.write_all(format!("{line}\n").as_bytes());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+    }
+    let out = child.wait_with_output().unwrap();
+    (text(&out.stdout), out.status.code())
+}
+
+/// Four eyes on calls approved one at a time, at a terminal, on every command that asks there: `ask`, `chat`,
+/// `tools call` and `runs resume` never ask the clerk `y/n` for their own call; the call waits for a manager
+/// (saved), the clerk's typed `y` writes nothing, and the audit trail holds no approval by the clerk.
+#[test]
+fn four_eyes_at_a_terminal_hold_every_call_approved_one_at_a_time() {
+    let db = demo();
+    let dir = scratch_dir("four-eyes-calls");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: sqlite://{db}\nroles:\n  clerk: {{approve_by: [manager], self_approval: false, \
+             approve: [add_expense]}}\n  selfless: {{self_approval: false}}\n  manager: {{}}\nprincipals:\n  \
+             ada: {{role: clerk}}\n  sam: {{role: selfless}}\n  mia: {{role: manager}}\n"
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("four-eyes-calls-data");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let expense = |what: &str| {
+        format!(
+            r#"{{"description": "{what}", "net_amount": 10, "tax_rate": 0.2, "date": "2026-11-21"}}"#
+        )
+    };
+    let expenses = |what: &str| {
+        sqlite3(
+            &db,
+            &format!("SELECT count(*) FROM expenses WHERE description = '{what}'"),
+        )
+    };
+    let waiting = |env: &[(&str, &str)]| -> Vec<serde_json::Value> {
+        let listed = steward(&["approvals", "list", "--json"], env, "");
+        let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["decision"].is_null())
+            .cloned()
+            .collect()
+    };
+    let no_prompt = |shown: &str| {
+        assert!(!shown.contains("[y]es / [n]o"), "{shown}");
+        assert!(shown.contains("four eyes:"), "{shown}");
+    };
+
+    // ask: the call waits, saved for a manager; the clerk's `y` is never asked for.
+    let server = runtime.block_on(mock_openai(vec![
+        tool_reply("e1", "add_expense", &expense("Eyes ask")),
+        tool_reply("e2", "add_expense", &expense("Eyes resume")),
+        text_reply("Added."),
+    ]));
+    let base = format!("{}/v1", server.uri());
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("XDG_DATA_HOME", data.as_str()),
+    ];
+    let (shown, code) = steward_at_a_terminal(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "expenses",
+            "Taxi",
+        ],
+        &env,
+        &["y", "y"],
+    );
+    assert_eq!(code, Some(4), "{shown}");
+    no_prompt(&shown);
+    assert!(
+        shown.contains("does not let ada apply their own changes"),
+        "{shown}"
+    );
+    assert_eq!(expenses("Eyes ask"), "0");
+    let pending = waiting(&env);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let run_id = pending[0]["run_id"].as_str().unwrap().to_owned();
+
+    // runs resume: a manager approved the first call, which runs; the next call waits again.
+    let id = pending[0]["id"].as_str().unwrap().to_owned();
+    let approved = steward(
+        &[
+            "approvals",
+            "approve",
+            "-c",
+            &config,
+            "--principal",
+            "mia",
+            &id,
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(
+        approved.status.code(),
+        Some(0),
+        "{}",
+        text(&approved.stderr)
+    );
+    let (shown, code) = steward_at_a_terminal(
+        &["runs", "resume", "-c", &config, &run_id],
+        &env,
+        &["y", "y"],
+    );
+    assert_eq!(code, Some(4), "{shown}");
+    no_prompt(&shown);
+    assert_eq!(expenses("Eyes ask"), "1", "{shown}");
+    assert_eq!(expenses("Eyes resume"), "0", "{shown}");
+    assert_eq!(waiting(&env).len(), 1);
+
+    // chat: the run is saved for a manager and the conversation goes on; nothing written.
+    let server = runtime.block_on(mock_openai(vec![
+        tool_reply("e3", "add_expense", &expense("Eyes chat")),
+        text_reply("Added."),
+    ]));
+    let base = format!("{}/v1", server.uri());
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("XDG_DATA_HOME", data.as_str()),
+    ];
+    let (shown, _) = steward_at_a_terminal(
+        &[
+            "chat",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "expenses",
+        ],
+        &env,
+        &["Taxi", "y", "y"],
+    );
+    no_prompt(&shown);
+    assert!(shown.contains("waiting for approval:"), "{shown}");
+    assert_eq!(expenses("Eyes chat"), "0", "{shown}");
+    assert_eq!(waiting(&env).len(), 2);
+
+    // tools call, a call the role approves one at a time: not run, whatever the clerk types.
+    let (shown, code) = steward_at_a_terminal(
+        &[
+            "tools",
+            "call",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "add_expense",
+            &expense("Eyes tool"),
+        ],
+        &env,
+        &["y", "y"],
+    );
+    assert_eq!(code, Some(4), "{shown}");
+    no_prompt(&shown);
+    assert_eq!(expenses("Eyes tool"), "0", "{shown}");
+
+    // tools call, a write held for review: staged as a change set a manager applies, the asker may not.
+    for who in ["ada", "sam"] {
+        let name = format!("Eyes project {who}");
+        let (shown, code) = steward_at_a_terminal(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                "create_project",
+                &format!(r#"{{"name": "{name}"}}"#),
+            ],
+            &env,
+            &["y", "y"],
+        );
+        assert_eq!(code, Some(4), "{shown}");
+        no_prompt(&shown);
+        let count = || {
+            sqlite3(
+                &db,
+                &format!("SELECT count(*) FROM projects WHERE name = '{name}'"),
+            )
+        };
+        assert_eq!(count(), "0", "{shown}");
+        let set = saved_id(&shown);
+        let own = steward(
+            &["changes", "apply", "-c", &config, "--principal", who, &set],
+            &env,
+            "",
+        );
+        assert_ne!(own.status.code(), Some(0), "{}", text(&own.stderr));
+        assert_eq!(count(), "0");
+        let theirs = steward(
+            &[
+                "changes",
+                "apply",
+                "-c",
+                &config,
+                "--principal",
+                "mia",
+                &set,
+            ],
+            &env,
+            "",
+        );
+        assert_eq!(theirs.status.code(), Some(0), "{}", text(&theirs.stderr));
+        assert_eq!(count(), "1");
+    }
+
+    // The audit trail records no call approved by the clerk.
+    let audit = steward(&["audit", "list", "--json"], &env, "");
+    let audit = text(&audit.stdout);
+    assert!(!audit.contains(r#""approved_by": "ada""#), "{audit}");
+    assert!(audit.contains(r#""approved_by": "mia""#), "{audit}");
+}
