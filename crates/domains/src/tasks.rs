@@ -246,21 +246,30 @@ pub(crate) async fn move_task_in(
 ) -> Result<Written, ToolError> {
     let task_id = cx.ids.resolve("task", args.task_id)?;
     let project_id = cx.ids.resolve("project", args.project_id)?;
+    // Locked until the move commits: a move by someone else lands before this read or after this write.
     let task = cx
         .tx
-        .fetch(
-            "SELECT t.title, t.project_id, p.name FROM tasks t LEFT JOIN projects p ON p.id = t.project_id \
-             WHERE t.id = ?",
+        .fetch_locked(
+            "SELECT title, project_id FROM tasks WHERE id = ?",
             &[Param::Int(task_id)],
         )
         .await
         .map_err(unavailable)?;
-    let was = match first(&task) {
-        Some(r) => match r.opt_int(1)? {
-            Some(p) => format!("#{} {}", cx.ids.show("project", p), r.text(2)?),
-            None => "inbox".to_owned(),
-        },
-        None => String::new(),
+    let was = match first(&task).map(|r| r.opt_int(1)).transpose()?.flatten() {
+        Some(p) => {
+            let name = cx
+                .tx
+                .fetch("SELECT name FROM projects WHERE id = ?", &[Param::Int(p)])
+                .await
+                .map_err(unavailable)?;
+            let name = first(&name).map(|r| r.text(0)).transpose()?;
+            format!(
+                "#{} {}",
+                cx.ids.show("project", p),
+                name.unwrap_or_default()
+            )
+        }
+        None => "inbox".to_owned(),
     };
     let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
         return Err(ToolError::new(format!(
@@ -437,7 +446,7 @@ pub(crate) async fn complete_task_in(
     let task_id = cx.ids.resolve("task", args.task_id)?;
     let task = cx
         .tx
-        .fetch(
+        .fetch_locked(
             "SELECT title, status FROM tasks WHERE id = ?",
             &[Param::Int(task_id)],
         )

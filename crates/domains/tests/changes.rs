@@ -322,3 +322,176 @@ async fn applying_some_changes_brings_the_ones_they_use_and_keeps_placeholders_o
         assert!(unknown.is_err(), "{engine}");
     }
 }
+
+/// The first open inbox tasks of the demo.
+async fn inbox_tasks(db: &steward_sql::Database, n: usize) -> Vec<i64> {
+    rows(
+        db,
+        "SELECT id FROM tasks WHERE project_id IS NULL AND status = 'OPEN' ORDER BY id",
+    )
+    .await
+    .iter()
+    .take(n)
+    .map(|r| r[0].as_i64().unwrap())
+    .collect()
+}
+
+/// Lost updates: someone else's commit lands while the apply runs, under a row lock they hold (a real
+/// concurrent transaction); the apply waits for it, sees what it wrote and is refused with the task's name,
+/// and the other writer's value stays. A move, a completion and a move whose source changed.
+#[tokio::test]
+async fn a_commit_that_lands_while_applying_is_not_overwritten_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let tasks = inbox_tasks(&db, 3).await;
+        let projects: Vec<i64> = rows(&db, "SELECT id FROM projects ORDER BY id LIMIT 2")
+            .await
+            .iter()
+            .map(|r| r[0].as_i64().unwrap())
+            .collect();
+        let (mine, theirs) = (projects[0], projects[1]);
+        let cases = [
+            (
+                change(
+                    "r1",
+                    "move_task",
+                    json!({"task_id": tasks[0], "project_id": mine}),
+                ),
+                format!(
+                    "UPDATE tasks SET project_id = {theirs} WHERE id = {}",
+                    tasks[0]
+                ),
+                format!("SELECT project_id FROM tasks WHERE id = {}", tasks[0]),
+                theirs,
+            ),
+            (
+                change("r2", "complete_task", json!({"task_id": tasks[1]})),
+                format!(
+                    "UPDATE tasks SET status = 'DONE', title = 'Done by them' WHERE id = {}",
+                    tasks[1]
+                ),
+                format!(
+                    "SELECT COUNT(*) FROM tasks WHERE title = 'Done by them' AND id = {}",
+                    tasks[1]
+                ),
+                1,
+            ),
+            (
+                change(
+                    "r3",
+                    "move_task",
+                    json!({"task_id": tasks[2], "project_id": mine}),
+                ),
+                format!(
+                    "UPDATE tasks SET project_id = {mine} WHERE id = {}",
+                    tasks[2]
+                ),
+                format!("SELECT project_id FROM tasks WHERE id = {}", tasks[2]),
+                mine,
+            ),
+        ];
+        for (c, theirs_sql, check, expected) in cases {
+            let staged = stage_all(&store, std::slice::from_ref(&c)).await;
+            let title = rows(
+                &db,
+                &format!(
+                    "SELECT title FROM tasks WHERE id = {}",
+                    c.arguments["task_id"]
+                ),
+            )
+            .await[0][0]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let before = count(&db, "SELECT COUNT(*) FROM audit_log").await;
+            // Their transaction holds the row (on SQLite: the database) while the apply starts.
+            let mut other = db.begin_write().await.unwrap();
+            other.execute(&theirs_sql, &[]).await.unwrap();
+            let applying = {
+                let store = store.clone();
+                let staged = staged.clone();
+                tokio::spawn(async move { store.apply(&staged, &[]).await })
+            };
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            other.commit().await.unwrap();
+            let result = applying.await.unwrap();
+            let error = result.expect_err(&format!(
+                "{engine} {}: applied over their commit",
+                c.call_id
+            ));
+            assert!(
+                error
+                    .message
+                    .starts_with("The data changed since the changes were staged"),
+                "{engine}: {}",
+                error.message
+            );
+            assert!(
+                error.message.contains(&title) || error.message.contains("Done by them"),
+                "{engine}: the refusal names the task: {}",
+                error.message
+            );
+            assert_eq!(
+                count(&db, &check).await,
+                expected,
+                "{engine} {}: their value stays",
+                c.call_id
+            );
+            assert_eq!(
+                count(&db, "SELECT COUNT(*) FROM audit_log").await,
+                before,
+                "{engine}"
+            );
+        }
+    }
+}
+
+/// Two change sets that move the same task out of the inbox, applied at once: one wins, the other is refused,
+/// and the task ends where the winner put it. Several rounds, each racing for real.
+#[tokio::test]
+async fn two_sets_moving_one_task_apply_once_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let projects: Vec<i64> = rows(&db, "SELECT id FROM projects ORDER BY id LIMIT 2")
+            .await
+            .iter()
+            .map(|r| r[0].as_i64().unwrap())
+            .collect();
+        for task in inbox_tasks(&db, 4).await {
+            let a = stage_all(
+                &store,
+                &[change(
+                    &format!("a{task}"),
+                    "move_task",
+                    json!({"task_id": task, "project_id": projects[0]}),
+                )],
+            )
+            .await;
+            let mut b = stage_all(
+                &store,
+                &[change(
+                    &format!("b{task}"),
+                    "move_task",
+                    json!({"task_id": task, "project_id": projects[1]}),
+                )],
+            )
+            .await;
+            b[0].change.run_id = "run-other".to_owned();
+            let (ra, rb) = tokio::join!(store.apply(&a, &[]), store.apply(&b, &[]));
+            assert!(
+                ra.is_ok() != rb.is_ok(),
+                "{engine}: task {task}: exactly one set applies: {ra:?} / {rb:?}"
+            );
+            let winner = if ra.is_ok() { projects[0] } else { projects[1] };
+            assert_eq!(
+                count(
+                    &db,
+                    &format!("SELECT project_id FROM tasks WHERE id = {task}")
+                )
+                .await,
+                winner,
+                "{engine}"
+            );
+        }
+    }
+}

@@ -83,6 +83,22 @@ impl WriteTx {
         self.dialect
     }
 
+    /// Runs the `SELECT` `sql` (of one table, no join) that reads rows this transaction goes on to write,
+    /// locking them until it ends: `FOR UPDATE` on PostgreSQL and MariaDB, where it waits for a writer holding
+    /// them and then reads their latest committed values (a plain read would see a snapshot, and a commit
+    /// landing between the read and the write would be lost); SQLite's write transaction holds the whole
+    /// database already.
+    pub async fn fetch_locked(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<QueryResult, SqlError> {
+        match self.dialect {
+            Dialect::Sqlite => self.fetch(sql, params).await,
+            _ => self.fetch(&format!("{sql} FOR UPDATE"), params).await,
+        }
+    }
+
     /// Runs a statement that returns rows.
     pub async fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<QueryResult, SqlError> {
         async move {
