@@ -79,21 +79,16 @@ pub struct Applied {
 }
 
 /// How a write's result when applied differs from the one it was staged with, in words (`None`: it does not):
-/// its text, or a row it changes as it was before (someone else changed it meanwhile).
+/// a row it changes as it was before (someone else changed it meanwhile), a value it writes other than the one
+/// shown (a date said in words, resolved on another day), or its text.
 fn difference(staged: &ToolOutput, now: &ToolOutput) -> Option<String> {
-    if now.content != staged.content || now.data != staged.data {
-        return Some(format!(
-            "now gives \"{}\" instead of \"{}\"",
-            now.content, staged.content
-        ));
-    }
-    if now.changes == staged.changes {
-        return None;
-    }
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "nothing".to_owned());
     for (then, row) in staged.changes.iter().zip(&now.changes) {
         for (a, b) in then.fields.iter().zip(&row.fields) {
-            if a != b {
-                let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "nothing".to_owned());
+            if a.column != b.column {
+                continue;
+            }
+            if a.before != b.before {
                 return Some(format!(
                     "finds {} {} with {} {} (it was {} when staged)",
                     row.table,
@@ -103,9 +98,25 @@ fn difference(staged: &ToolOutput, now: &ToolOutput) -> Option<String> {
                     shown(&a.before)
                 ));
             }
+            if a.after != b.after {
+                return Some(format!(
+                    "would write {} {} to {} {}, where {} was shown when staged",
+                    b.column,
+                    shown(&b.after),
+                    row.table,
+                    row.row,
+                    shown(&a.after)
+                ));
+            }
         }
     }
-    Some("changes other rows than when it was staged".to_owned())
+    if now.content != staged.content || now.data != staged.data {
+        return Some(format!(
+            "now gives \"{}\" instead of \"{}\"",
+            now.content, staged.content
+        ));
+    }
+    (now.changes != staged.changes).then(|| "changes other rows than when it was staged".to_owned())
 }
 
 /// How the error of a write staged after a change set's earlier writes begins when one of those no longer

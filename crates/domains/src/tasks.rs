@@ -350,10 +350,13 @@ pub(crate) async fn add_task_in(
     cx: &mut WriteCx<'_>,
     args: AddTask,
 ) -> Result<Written, ToolError> {
-    let due = match &args.due_date {
-        Some(d) => Param::Date(crate::common::parse_day(d, store.today()).map_err(ToolError::new)?),
-        None => Param::NullDate,
+    // A date said in words ("tomorrow") is resolved once, here, and shown resolved: a change set staged today
+    // and applied later would write another day, and its result would differ from the one approved.
+    let due_day = match &args.due_date {
+        Some(d) => Some(crate::common::parse_day(d, store.today()).map_err(ToolError::new)?),
+        None => None,
     };
+    let due = due_day.map_or(Param::NullDate, Param::Date);
     let project_id = match args.project_id {
         Some(p) => Some(cx.ids.resolve("project", p)?),
         None => None,
@@ -387,12 +390,17 @@ pub(crate) async fn add_task_in(
     let place = args
         .project_id
         .map_or("the inbox".to_owned(), |p| format!("project #{p}"));
+    let due_text = due_day.map(|d| d.to_string());
     let output = ToolOutput::text(format!(
-        "Added task #{shown} \"{}\" to {place}.",
-        args.title.trim()
+        "Added task #{shown} \"{}\" to {place}{}.",
+        args.title.trim(),
+        due_text
+            .as_ref()
+            .map(|d| format!(", due {d}"))
+            .unwrap_or_default()
     ))
     .with_data(ToolData::Json {
-        value: json!({"id": shown, "title": args.title.trim(), "project_id": args.project_id}),
+        value: json!({"id": shown, "title": args.title.trim(), "project_id": args.project_id, "due_date": due_text}),
     })
     .with_changes(vec![RowChange::insert("tasks", format!("#{shown}"), &{
         let mut fields = vec![
@@ -404,7 +412,7 @@ pub(crate) async fn add_task_in(
             ),
             ("status", "OPEN".to_owned()),
         ];
-        if let Some(d) = &args.due_date {
+        if let Some(d) = &due_text {
             fields.push(("due_date", d.clone()));
         }
         fields

@@ -495,3 +495,84 @@ async fn two_sets_moving_one_task_apply_once_on_every_engine() {
         }
     }
 }
+
+/// A date said in words is resolved when staged and shown resolved; applied on another day, the change set
+/// would write another date, so it is refused, naming both, and nothing is written. Applied the same day, the
+/// row holds exactly the date shown. Every word the tools take ("today", "tomorrow", "yesterday") and both
+/// writes that take a date.
+#[tokio::test]
+async fn a_date_in_words_is_written_as_shown_or_refused_on_every_engine() {
+    use steward_domains::Store;
+    use steward_domains::common::Clock;
+    for (engine, db) in all_demos().await {
+        let staged_on = Clock::parse("2026-11-01T10:00:00+01:00").unwrap();
+        let applied_on = Clock::parse("2026-11-05T10:00:00+01:00").unwrap();
+        let staging = Store::new(db.clone(), staged_on.clone(), None);
+        let later = Store::new(db.clone(), applied_on, None);
+        for (i, word) in ["tomorrow", "Today", " yesterday "].into_iter().enumerate() {
+            let title = format!("Dated {i} {engine}");
+            let plan = [change(
+                &format!("d{i}"),
+                "add_task",
+                json!({"title": title, "due_date": word}),
+            )];
+            let staged = stage_all(&staging, &plan).await;
+            let shown = &staged[0].output.content;
+            assert!(shown.contains(", due 2026-1"), "{engine}: {shown}");
+            assert!(!shown.contains(word.trim()), "{engine}: {shown}");
+            let due = staged[0].output.changes[0]
+                .fields
+                .iter()
+                .find(|f| f.column == "due_date")
+                .and_then(|f| f.after.clone())
+                .unwrap();
+            assert!(
+                due.starts_with("2026-1"),
+                "{engine}: the preview shows the day: {due}"
+            );
+            let refused = later.apply(&staged, &[]).await.unwrap_err();
+            assert!(
+                refused
+                    .message
+                    .contains(&format!("where {due} was shown when staged")),
+                "{engine}: {}",
+                refused.message
+            );
+            let written = format!("SELECT COUNT(*) FROM tasks WHERE title = '{title}'");
+            assert_eq!(count(&db, &written).await, 0, "{engine}");
+            staging.apply(&staged, &[]).await.unwrap();
+            let on = rows(
+                &db,
+                &format!("SELECT due_date FROM tasks WHERE title = '{title}'"),
+            )
+            .await;
+            assert!(
+                on[0][0].as_str().unwrap().starts_with(&due),
+                "{engine}: {:?} vs {due}",
+                on[0][0]
+            );
+        }
+        // An expense dated in words: its day is in the approved result, and another day is refused.
+        let plan = [change(
+            "x1",
+            "add_expense",
+            json!({"description": "Dated taxi", "net_amount": 10, "tax_rate": 0.2, "date": "yesterday"}),
+        )];
+        let staged = stage_all(&staging, &plan).await;
+        assert!(
+            staged[0].output.content.contains("2026-10-31"),
+            "{engine}: {}",
+            staged[0].output.content
+        );
+        assert!(later.apply(&staged, &[]).await.is_err(), "{engine}");
+        assert_eq!(
+            count(
+                &db,
+                "SELECT COUNT(*) FROM expenses WHERE description = 'Dated taxi'"
+            )
+            .await,
+            0,
+            "{engine}"
+        );
+    }
+}

@@ -268,7 +268,7 @@ async fn task_writes_on_every_engine() {
         .await
         .unwrap();
         assert_eq!(
-            out.content, "Added task #31 \"Order flowers\" to project #5.",
+            out.content, "Added task #31 \"Order flowers\" to project #5, due 2026-11-28.",
             "{engine}"
         );
         let out = call(&tools, "w4", "add_task", json!({"title": "Call the bank"}))
