@@ -213,6 +213,12 @@ impl App {
         if apply {
             self.may_apply_for(&set.principal, decider)?;
             self.check_change_set_database(&set.context)?;
+            if self.hides_rows_from(&set, decider).await {
+                return Err(AppError::Forbidden(format!(
+                    "change set {} changes rows your role does not see; someone who sees them must decide it",
+                    set.id
+                )));
+            }
         }
         // Taken first, so that two people deciding at once cannot both act.
         if !store.decide_change_set(&set.id, status, by, None).await? {
@@ -329,6 +335,22 @@ impl App {
     /// (Administrators see every set; the surface knows who they are.)
     pub fn may_review(&self, set: &ChangeSet, principal: &Principal) -> bool {
         self.config.reviews(&set.principal, principal)
+    }
+
+    /// Whether the change set `set` writes a row `viewer` (a reviewer other than its asker) may not see, their
+    /// role filtering rows: then its titles, values and decision are not theirs. Its asker staged it under their
+    /// own filters and sees it.
+    pub async fn hides_rows_from(&self, set: &ChangeSet, viewer: &Principal) -> bool {
+        if viewer.name == set.principal.name && viewer.role == set.principal.role {
+            return false;
+        }
+        let Ok(Some(applier)) = self.applier_of(&set.principal, &set.calls) else {
+            return false;
+        };
+        let ctx = steward_core::ToolContext::new("review", "review", "review")
+            .with_principal(Arc::new(viewer.clone()));
+        // Unable to tell (the database is down): hidden, as nothing could be shown or applied anyway.
+        applier.hidden_from(&set.calls, &ctx).await.unwrap_or(true)
     }
 
     /// Four eyes ([`crate::Config::four_eyes`]): whether `decider` may apply what `asker` asked for.

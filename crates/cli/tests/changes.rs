@@ -1054,3 +1054,161 @@ fn four_eyes_at_a_terminal_hold_every_call_approved_one_at_a_time() {
     assert!(!audit.contains(r#""approved_by": "ada""#), "{audit}");
     assert!(audit.contains(r#""approved_by": "mia""#), "{audit}");
 }
+
+/// A role's row filters bind the built-in writes and their change sets: with `rows: {tasks: "project_id = 1"}`
+/// a hidden task cannot be completed, moved or named (its title never printed), a visible one cannot be moved
+/// out of sight, no task is added outside it; and a reviewer whose role hides a row a change set writes may not
+/// apply it. Judged by the rows and by what was printed.
+fn row_filters_bind_the_built_in_writes_on(url: &str) {
+    let dir = scratch_dir("rows-writes");
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "databases:\n  shop: '{url}'\nroles:\n  clerk:\n    sql:\n      rows: {{tasks: \"project_id = 1\"}}\n  \
+             asker: {{approve_by: [manager]}}\n  manager:\n    sql:\n      rows: {{tasks: \"project_id = 1\"}}\n  \
+             boss: {{}}\nprincipals:\n  bob: {{role: clerk}}\n  ada: {{role: asker}}\n  mia: {{role: manager}}\n  \
+             max: {{role: boss}}\n"
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("rows-writes-data");
+    let env = [("XDG_DATA_HOME", data.as_str())];
+    let one = |sql: &str| column(url, sql).first().cloned().unwrap_or_default();
+    let hidden_id =
+        &one("SELECT id FROM tasks WHERE project_id = 3 AND status = 'OPEN' ORDER BY id LIMIT 1");
+    let hidden_title = &one(&format!("SELECT title FROM tasks WHERE id = {hidden_id}"));
+    let visible_id =
+        one("SELECT id FROM tasks WHERE project_id = 1 AND status = 'OPEN' ORDER BY id LIMIT 1");
+    let state = |id: &str| {
+        format!(
+            "{} {}",
+            one(&format!("SELECT project_id FROM tasks WHERE id = {id}")),
+            one(&format!("SELECT status FROM tasks WHERE id = {id}"))
+        )
+    };
+    let (hidden_before, visible_before) = (state(hidden_id), state(&visible_id));
+    let call = |who: &str, tool: &str, args: String| {
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                tool,
+                &args,
+            ],
+            &env,
+            "",
+        );
+        (
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+            out.status.code(),
+        )
+    };
+    for (tool, args) in [
+        ("complete_task", format!(r#"{{"task_id": {hidden_id}}}"#)),
+        (
+            "move_task",
+            format!(r#"{{"task_id": {hidden_id}, "project_id": 1}}"#),
+        ),
+        (
+            "move_task",
+            format!(r#"{{"task_id": {hidden_id}, "project_id": 3}}"#),
+        ),
+    ] {
+        let (shown, code) = call("bob", tool, args.clone());
+        assert_ne!(code, Some(0), "{tool} {args}: {shown}");
+        assert!(!shown.contains(hidden_title), "{tool} {args}: {shown}");
+        assert!(
+            shown.contains(&format!("There is no task with id {hidden_id}")),
+            "{shown}"
+        );
+    }
+    // A visible task moved out of sight, a task added outside it: refused, nothing written.
+    let (shown, code) = call(
+        "bob",
+        "move_task",
+        format!(r#"{{"task_id": {visible_id}, "project_id": 3}}"#),
+    );
+    assert_ne!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("outside the rows your role may see"),
+        "{shown}"
+    );
+    let (shown, code) = call(
+        "bob",
+        "add_task",
+        r#"{"title": "Out of sight", "project_id": 3}"#.to_owned(),
+    );
+    assert_ne!(code, Some(0), "{shown}");
+    assert_eq!(
+        one("SELECT count(*) FROM tasks WHERE title = 'Out of sight'"),
+        "0"
+    );
+    assert_eq!(state(hidden_id), hidden_before);
+    assert_eq!(state(&visible_id), visible_before);
+    // The clerk still writes what they see.
+    let (shown, code) = call(
+        "bob",
+        "complete_task",
+        format!(r#"{{"task_id": {visible_id}}}"#),
+    );
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(state(&visible_id).ends_with("DONE"));
+
+    // A change set that moves the hidden task, staged by someone who sees it: a manager whose role hides the
+    // task may not apply it; one who sees it may.
+    let (shown, code) = call(
+        "ada",
+        "move_task",
+        format!(r#"{{"task_id": {hidden_id}, "project_id": 2}}"#),
+    );
+    assert_eq!(code, Some(4), "{shown}");
+    let set = saved_id(&shown);
+    let apply = |who: &str| {
+        steward(
+            &["changes", "apply", "-c", &config, "--principal", who, &set],
+            &env,
+            "",
+        )
+    };
+    let refused = apply("mia");
+    let said = format!("{}{}", text(&refused.stdout), text(&refused.stderr));
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.contains("rows your role does not see"), "{said}");
+    assert!(!said.contains(hidden_title), "{said}");
+    assert_eq!(state(hidden_id), hidden_before);
+}
+
+#[test]
+fn row_filters_bind_the_built_in_writes_and_who_applies_them() {
+    let db = demo();
+    row_filters_bind_the_built_in_writes_on(&format!("sqlite://{db}"));
+}
+
+#[test]
+fn row_filters_bind_the_built_in_writes_on_postgres() {
+    if !postgres_up() {
+        return;
+    }
+    let name = fresh_name("steward_rows_writes");
+    let (url, _cleanup) = ServerDb::postgres(&name);
+    let out = steward(&["demo", "--db", &url], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    row_filters_bind_the_built_in_writes_on(&url);
+}
+
+#[test]
+fn row_filters_bind_the_built_in_writes_on_mariadb() {
+    if !mariadb_up() {
+        return;
+    }
+    let name = fresh_name("steward_rows_writes");
+    let (url, _cleanup) = ServerDb::mariadb(&name);
+    let out = steward(&["demo", "--db", &url], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    row_filters_bind_the_built_in_writes_on(&url);
+}

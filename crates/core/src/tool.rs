@@ -334,6 +334,17 @@ pub trait Applier: Send + Sync {
         staged: &[crate::run::StagedCall],
         chosen: Option<&[String]>,
     ) -> Result<AppliedChanges, ToolError>;
+
+    /// Whether the principal of `viewer` (a reviewer, not the asker) may not see a row the calls `staged` read
+    /// or write, their role filtering rows: then the set is not theirs to see or decide. `false` when they see
+    /// every row (or the applier cannot tell).
+    async fn hidden_from(
+        &self,
+        _staged: &[crate::run::StagedCall],
+        _viewer: &ToolContext,
+    ) -> Result<bool, ToolError> {
+        Ok(false)
+    }
 }
 
 /// What applying a change set did.

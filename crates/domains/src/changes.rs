@@ -20,7 +20,7 @@ use steward_core::{StagedCall, ToolContext, ToolError, ToolOutput, parse_args};
 use steward_sql::WriteTx;
 
 use crate::call_key::CallKey;
-use crate::store::{Store, unavailable};
+use crate::store::{Rows, Store, unavailable};
 
 /// One write of a change set: a call of a domain write tool, with its validated arguments.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -311,10 +311,39 @@ fn kind_name(kind: &str) -> Option<&'static str> {
         .find(|k| *k == kind)
 }
 
-/// Where a write runs: its transaction and the change set's ids.
+/// Where a write runs: its transaction, the change set's ids, and the rows its principal may see (`None`: every
+/// row, or a change set applied as it was staged and approved).
 pub(crate) struct WriteCx<'t> {
     pub(crate) tx: &'t mut WriteTx,
     pub(crate) ids: &'t mut Ids,
+    pub(crate) rows: Option<&'t Rows>,
+}
+
+impl WriteCx<'_> {
+    /// True when the principal may see the row `id` of `table` (rows written in this transaction included).
+    pub(crate) async fn sees(&mut self, table: &str, id: i64) -> Result<bool, ToolError> {
+        match self.rows {
+            None => Ok(true),
+            Some(rows) => rows.sees(self.tx, table, id).await,
+        }
+    }
+
+    /// Refuses a write that would leave its row outside the rows the principal may see (`what`: the row, as
+    /// the person named it).
+    pub(crate) async fn keeps_in_view(
+        &mut self,
+        table: &str,
+        id: i64,
+        what: &str,
+    ) -> Result<(), ToolError> {
+        if self.sees(table, id).await? {
+            return Ok(());
+        }
+        Err(ToolError::new(format!(
+            "Not allowed: after this change {what} would be outside the rows your role may see, so it is not \
+             made. Nothing was written."
+        )))
+    }
 }
 
 /// What a write did: its result and the line the database's audit log keeps (`None`: it changed nothing, and
@@ -367,8 +396,10 @@ impl Store {
                 arguments,
             };
             let earlier: Vec<Change> = ctx.staged.iter().flatten().map(Change::of).collect();
-            return self.stage(&earlier, &change).await;
+            let rows = self.rows_of(ctx).await?;
+            return self.stage_seeing(rows.as_ref(), &earlier, &change).await;
         }
+        let rows = self.rows_of(ctx).await?;
         let mut tx = match self.begin(&key).await? {
             crate::store::Begun::Replay(output) => return Ok(output),
             crate::store::Begun::Fresh(tx) => tx,
@@ -379,6 +410,7 @@ impl Store {
             &mut WriteCx {
                 tx: &mut tx,
                 ids: &mut ids,
+                rows: rows.as_ref(),
             },
             tool,
             arguments,
@@ -397,11 +429,22 @@ impl Store {
         earlier: &[Change],
         change: &Change,
     ) -> Result<ToolOutput, ToolError> {
+        self.stage_seeing(None, earlier, change).await
+    }
+
+    /// Stages `change` after `earlier` for a principal who may see only `rows` (every write keeps to them).
+    async fn stage_seeing(
+        &self,
+        rows: Option<&Rows>,
+        earlier: &[Change],
+        change: &Change,
+    ) -> Result<ToolOutput, ToolError> {
         let mut tx = self.db.begin_write().await.map_err(unavailable)?;
         let mut ids = Ids::placeholders(&[]);
         let mut cx = WriteCx {
             tx: &mut tx,
             ids: &mut ids,
+            rows,
         };
         for before in earlier {
             if let Err(e) = write_named(self, &mut cx, &before.tool, before.arguments.clone()).await
@@ -467,6 +510,7 @@ impl Store {
                 &mut WriteCx {
                     tx: &mut tx,
                     ids: &mut ids,
+                    rows: None,
                 },
                 &s.change.tool,
                 s.change.arguments.clone(),
@@ -517,6 +561,26 @@ impl Store {
 impl steward_core::Applier for Store {
     fn target(&self) -> String {
         self.db.url().to_owned()
+    }
+
+    /// Staged again, as the viewer, in a transaction rolled back: a row their role does not let them see makes
+    /// a write fail that succeeds for everyone (a set stale for everyone is not hidden: applying says so).
+    async fn hidden_from(
+        &self,
+        staged: &[StagedCall],
+        viewer: &ToolContext,
+    ) -> Result<bool, ToolError> {
+        let Some(rows) = self.rows_of(viewer).await? else {
+            return Ok(false);
+        };
+        let changes: Vec<Change> = staged.iter().map(Change::of).collect();
+        let Some((last, earlier)) = changes.split_last() else {
+            return Ok(false);
+        };
+        if self.stage_seeing(Some(&rows), earlier, last).await.is_ok() {
+            return Ok(false);
+        }
+        Ok(self.stage_seeing(None, earlier, last).await.is_ok())
     }
 
     async fn apply(

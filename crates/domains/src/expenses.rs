@@ -244,6 +244,8 @@ pub(crate) async fn add_expense_in(
         )
         .await
         .map_err(unavailable)?;
+    cx.keeps_in_view("expenses", id, &format!("the expense \"{description}\""))
+        .await?;
     let shown = cx.ids.created("expense", id);
     let content = format!(
         "Recorded expense #{shown}: {description} ({category_name}) on {spent_on}: net {}, tax {}% = {}, gross {}.",

@@ -31,6 +31,40 @@ fn read_limits() -> QueryLimits {
     }
 }
 
+/// The rows a principal whose role filters them may see, and so write: every write of the domain tools reads
+/// and leaves only such rows (a row it names that the principal may not see does not exist for them).
+pub(crate) struct Rows {
+    guard: steward_sql::Guard,
+    scope: steward_sql::Scope,
+}
+
+impl Rows {
+    /// True when the row `id` of `table` (one of the domain's own tables) is one the principal may see, as the
+    /// transaction `tx` sees it (rows it wrote included).
+    pub(crate) async fn sees(
+        &self,
+        tx: &mut WriteTx,
+        table: &str,
+        id: i64,
+    ) -> Result<bool, ToolError> {
+        let sql = tx
+            .dialect()
+            .placeholders(&format!("SELECT id FROM {table} WHERE id = ?"));
+        let scoped = self
+            .guard
+            .scoped(&sql, &self.scope)
+            .map_err(|verdict| ToolError::new(format!("Not allowed: {}", verdict.explanation())))?;
+        let params = scoped
+            .bind(&[Param::Int(id)])
+            .map_err(ToolError::internal)?;
+        let found = tx
+            .fetch_prepared(&scoped.sql, &params)
+            .await
+            .map_err(unavailable)?;
+        Ok(!found.rows.is_empty())
+    }
+}
+
 /// The start of a write: either it was done before for this call, or a fresh transaction.
 pub(crate) enum Begun {
     /// This call already ran; here is what it returned.
@@ -93,6 +127,26 @@ impl Store {
             )
             .await
             .map_err(unavailable)
+    }
+
+    /// The rows the principal of `ctx` may see and write, when their role filters rows (`None`: every row).
+    pub(crate) async fn rows_of(&self, ctx: &ToolContext) -> Result<Option<Rows>, ToolError> {
+        let Some(f) = self.access.as_ref() else {
+            return Ok(None);
+        };
+        let Some(access) = f
+            .of(&ctx.principal, self.db.dialect())
+            .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?
+        else {
+            return Ok(None);
+        };
+        let mut scope = access.scope.rows_only();
+        if !scope.filters_rows() {
+            return Ok(None);
+        }
+        scope.complete(&*self.db.catalog().await.map_err(unavailable)?);
+        let guard = self.db.guard().await.map_err(unavailable)?;
+        Ok(Some(Rows { guard, scope }))
     }
 
     /// Reads rows with SQL in the database's own placeholders, for no principal in particular.

@@ -175,6 +175,11 @@ pub(crate) async fn create_project_in(
         .await
         .map_err(unavailable)?;
     if let Some(r) = first(&existing) {
+        if !cx.sees("projects", r.int(0)?).await? {
+            return Err(ToolError::new(
+                "A project with that name exists, one your role does not see; choose another name.",
+            ));
+        }
         let id = cx.ids.show("project", r.int(0)?);
         return Err(ToolError::new(format!(
             "A project named \"{}\" already exists (id {id}). Use project_id {id} instead of creating it again.",
@@ -194,6 +199,8 @@ pub(crate) async fn create_project_in(
         )
         .await
         .map_err(unavailable)?;
+    cx.keeps_in_view("projects", id, &format!("the project {name}"))
+        .await?;
     let shown = cx.ids.created("project", id);
     let mut fields = vec![("name", name.clone())];
     if let Some(d) = &args.description {
@@ -246,6 +253,9 @@ pub(crate) async fn move_task_in(
 ) -> Result<Written, ToolError> {
     let task_id = cx.ids.resolve("task", args.task_id)?;
     let project_id = cx.ids.resolve("project", args.project_id)?;
+    // A task or project the principal may not see is one that does not exist for them.
+    let task_seen = cx.sees("tasks", task_id).await?;
+    let project_seen = cx.sees("projects", project_id).await?;
     // Locked until the move commits: a move by someone else lands before this read or after this write.
     let task = cx
         .tx
@@ -271,7 +281,11 @@ pub(crate) async fn move_task_in(
         }
         None => "inbox".to_owned(),
     };
-    let Some(title) = first(&task).map(|r| r.text(0)).transpose()? else {
+    let Some(title) = first(&task)
+        .filter(|_| task_seen)
+        .map(|r| r.text(0))
+        .transpose()?
+    else {
         return Err(ToolError::new(format!(
             "There is no task with id {}. Call get_inbox_tasks (or get_tasks for a project) to see the valid ids.",
             args.task_id
@@ -285,7 +299,11 @@ pub(crate) async fn move_task_in(
         )
         .await
         .map_err(unavailable)?;
-    let Some(project) = first(&project).map(|r| r.text(0)).transpose()? else {
+    let Some(project) = first(&project)
+        .filter(|_| project_seen)
+        .map(|r| r.text(0))
+        .transpose()?
+    else {
         return Err(ToolError::new(format!(
             "There is no project with id {}. Call get_projects to see the valid ids, or create_project.",
             args.project_id
@@ -298,6 +316,8 @@ pub(crate) async fn move_task_in(
         )
         .await
         .map_err(unavailable)?;
+    cx.keeps_in_view("tasks", task_id, &format!("task #{}", args.task_id))
+        .await?;
     let output = ToolOutput::text(format!(
         "Moved task #{} \"{title}\" to project #{} {project}.",
         args.task_id, args.project_id
@@ -362,6 +382,7 @@ pub(crate) async fn add_task_in(
         None => None,
     };
     if let Some(project) = project_id {
+        let seen = cx.sees("projects", project).await?;
         let found = cx
             .tx
             .fetch(
@@ -370,7 +391,7 @@ pub(crate) async fn add_task_in(
             )
             .await
             .map_err(unavailable)?;
-        if found.rows.is_empty() {
+        if !seen || found.rows.is_empty() {
             return Err(ToolError::new(format!(
                 "There is no project with id {}. Call get_projects to see the valid ids.",
                 args.project_id.unwrap_or(project)
@@ -386,6 +407,8 @@ pub(crate) async fn add_task_in(
         )
         .await
         .map_err(unavailable)?;
+    cx.keeps_in_view("tasks", id, &format!("the task \"{}\"", args.title.trim()))
+        .await?;
     let shown = cx.ids.created("task", id);
     let place = args
         .project_id
@@ -452,6 +475,7 @@ pub(crate) async fn complete_task_in(
     args: CompleteTask,
 ) -> Result<Written, ToolError> {
     let task_id = cx.ids.resolve("task", args.task_id)?;
+    let seen = cx.sees("tasks", task_id).await?;
     let task = cx
         .tx
         .fetch_locked(
@@ -460,7 +484,7 @@ pub(crate) async fn complete_task_in(
         )
         .await
         .map_err(unavailable)?;
-    let Some(row) = first(&task) else {
+    let Some(row) = first(&task).filter(|_| seen) else {
         return Err(ToolError::new(format!(
             "There is no task with id {}. Call get_inbox_tasks or get_tasks to see the valid ids.",
             args.task_id
@@ -484,6 +508,8 @@ pub(crate) async fn complete_task_in(
         )
         .await
         .map_err(unavailable)?;
+    cx.keeps_in_view("tasks", task_id, &format!("task #{}", args.task_id))
+        .await?;
     let output = ToolOutput::text(format!("Task #{} \"{title}\" is done.", args.task_id))
         .with_data(ToolData::Json {
             value: json!({"task_id": args.task_id}),

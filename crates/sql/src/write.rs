@@ -101,6 +101,19 @@ impl WriteTx {
 
     /// Runs a statement that returns rows.
     pub async fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<QueryResult, SqlError> {
+        match self.dialect {
+            Dialect::Postgres => self.fetch_prepared(&numbered(sql), params).await,
+            _ => self.fetch_prepared(sql, params).await,
+        }
+    }
+
+    /// Runs a statement that returns rows, written with the database's own placeholders (`$1` on
+    /// PostgreSQL): a text the guard limited to a principal's rows ([`crate::Guard::scoped`]).
+    pub async fn fetch_prepared(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<QueryResult, SqlError> {
         async move {
             let limits = QueryLimits {
                 max_rows: 10_000,
@@ -116,7 +129,7 @@ impl WriteTx {
                         .await
                 }
                 Inner::Postgres(tx) => {
-                    let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(numbered(sql))), params);
+                    let query = bind_all!(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
                     collector
                         .drain(query.fetch(&mut **tx), decode::postgres, true)
                         .await

@@ -48,12 +48,13 @@ pub(crate) async fn list_changes(
     Query(query): Query<ChangesQuery>,
 ) -> Api<Json<Vec<ChangeSetView>>> {
     let sets = shared.store.change_sets(query.all).await?;
-    Ok(Json(
-        sets.iter()
-            .filter(|s| caller.admin || shared.app.may_review(s, &caller.principal))
-            .map(ChangeSetView::of)
-            .collect(),
-    ))
+    let mut shown = Vec::new();
+    for set in &sets {
+        if caller.admin || reviews(&shared, set, &caller.principal).await {
+            shown.push(ChangeSetView::of(set));
+        }
+    }
+    Ok(Json(shown))
 }
 
 /// One change set (the caller's, or any for administrators).
@@ -121,11 +122,17 @@ async fn visible(shared: &Shared, caller: &Caller, id: &str) -> Result<ChangeSet
         }
         Err(e) => return Err(e.into()),
     };
-    if caller.admin || shared.app.may_review(&set, &caller.principal) {
+    if caller.admin || reviews(shared, &set, &caller.principal).await {
         Ok(set)
     } else {
         Err(ApiError::NotFound(format!(
             "there is nothing with the id `{id}`"
         )))
     }
+}
+
+/// Whether `principal` reviews `set`: theirs, or their role applies the asker's (`approve_by`), and it writes no
+/// row their role's filters hide from them.
+async fn reviews(shared: &Shared, set: &ChangeSet, principal: &steward_core::Principal) -> bool {
+    shared.app.may_review(set, principal) && !shared.app.hides_rows_from(set, principal).await
 }
