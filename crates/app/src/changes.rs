@@ -347,10 +347,36 @@ impl App {
         let Ok(Some(applier)) = self.applier_of(&set.principal, &set.calls) else {
             return false;
         };
-        let ctx = steward_core::ToolContext::new("review", "review", "review")
-            .with_principal(Arc::new(viewer.clone()));
-        // Unable to tell (the database is down): hidden, as nothing could be shown or applied anyway.
-        applier.hidden_from(&set.calls, &ctx).await.unwrap_or(true)
+        hidden(applier.as_ref(), &set.calls, viewer).await
+    }
+
+    /// Whether the call of `tool` with `arguments` that `asker` waits on writes a row `viewer` (a reviewer other
+    /// than the asker) may not see, as [`App::hides_rows_from`] for a change set.
+    pub async fn call_hides_rows_from(
+        &self,
+        asker: &Principal,
+        tool: &str,
+        arguments: &str,
+        viewer: &Principal,
+    ) -> bool {
+        if viewer.name == asker.name && viewer.role == asker.role {
+            return false;
+        }
+        let Some(applier) = self
+            .build_tool(tool, None, Some(asker))
+            .ok()
+            .and_then(|t| t.applier())
+        else {
+            return false;
+        };
+        let call = StagedCall {
+            run_id: "review".to_owned(),
+            call: steward_core::ToolCall::new("review", tool, arguments),
+            args: serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null),
+            reason: String::new(),
+            output: steward_core::ToolOutput::default(),
+        };
+        hidden(applier.as_ref(), &[call], viewer).await
     }
 
     /// Four eyes ([`crate::Config::four_eyes`]): whether `decider` may apply what `asker` asked for.
@@ -441,4 +467,12 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// Whether `applier`'s writes `staged` touch a row `viewer`'s role hides from them. Unable to tell (the database
+/// is down): hidden, as nothing could be shown or applied anyway.
+async fn hidden(applier: &dyn Applier, staged: &[StagedCall], viewer: &Principal) -> bool {
+    let ctx = steward_core::ToolContext::new("review", "review", "review")
+        .with_principal(Arc::new(viewer.clone()));
+    applier.hidden_from(staged, &ctx).await.unwrap_or(true)
 }

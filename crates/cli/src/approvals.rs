@@ -7,7 +7,7 @@ use serde_json::Value;
 use steward_app::store::PendingApproval;
 use steward_core::Approval;
 
-use crate::agents::ConfigFile;
+use crate::agents::{ConfigFile, build_app_with};
 use crate::out::{note, say};
 use crate::runs::StoreArgs;
 use crate::style::Style;
@@ -311,16 +311,37 @@ async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<St
         decider.name = whoami();
     }
     let store = crate::runs::open(config, &args.store).await?;
-    let asker = match store.approval(&args.id).await {
-        Ok(found) => store.pending_run(&found.run_id).await.map(|p| p.principal),
-        Err(e) => Err(e),
+    let found = store.approval(&args.id).await;
+    let pending = match &found {
+        Ok(found) => store.pending_run(&found.run_id).await.ok(),
+        Err(_) => None,
     };
-    store.close().await;
     // An approval that is not found is said by `decide`.
-    if let Ok(asker) = asker {
-        loaded
-            .four_eyes(&asker, &decider)
-            .map_err(|why| anyhow::Error::new(steward_app::AppError::Forbidden(why)))?;
+    let (Ok(found), Some(pending)) = (found, pending) else {
+        store.close().await;
+        return Ok(decider.name);
+    };
+    loaded
+        .four_eyes(&pending.principal, &decider)
+        .map_err(|why| anyhow::Error::new(steward_app::AppError::Forbidden(why)))?;
+    // A call that writes a row the decider's role hides is not theirs to let run.
+    if pending.principal.name != decider.name {
+        let app = build_app_with(config, pending.context.database.as_deref(), Some(store)).await?;
+        let hidden = app
+            .call_hides_rows_from(&pending.principal, &found.tool, &found.arguments, &decider)
+            .await;
+        if let Some(store) = app.store() {
+            store.close().await;
+        }
+        anyhow::ensure!(
+            !hidden,
+            steward_app::AppError::Forbidden(format!(
+                "the call waiting as {} writes rows your role does not see; someone who sees them must decide it",
+                found.id
+            ))
+        );
+    } else {
+        store.close().await;
     }
     Ok(decider.name)
 }

@@ -644,3 +644,177 @@ async fn approvals_nobody_decides_are_filtered_and_expired() {
         .to_owned();
     assert!(shown.contains("expired: nobody decided it"), "{shown}");
 }
+
+/// A write's preview is a result like any other: the asker sees only the columns their role reads, masked ones
+/// masked, and only the count for a table they do not read — for an UPDATE, an INSERT and a DELETE, on every
+/// engine that returns the rows (MariaDB's UPDATE returns only a count).
+fn previews_are_limited_and_masked_on(url: &str, engine: &str) {
+    let config = format!("{}/steward.yaml", scratch_dir("preview-masked"));
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: "{url}"
+roles:
+  desk:
+    sql:
+      read: {{customers: [id, name, city]}}
+      masks: {{customers.name: partial}}
+      write: {{customers: [city, name, email, created_at]}}
+  blind:
+    sql:
+      read: {{orders: "*"}}
+      write: {{customers: [city, name, email, created_at]}}
+principals:
+  bob: {{role: desk}}
+  eve: {{role: blind}}
+tools:
+  move_customer:
+    kind: sql
+    database: shop
+    mode: write
+    description: Moves a customer.
+    statement: UPDATE customers SET city = :city WHERE id = 1
+    parameters:
+      city: {{type: string, description: The city}}
+  add_customer:
+    kind: sql
+    database: shop
+    mode: write
+    description: Adds a customer.
+    statement: INSERT INTO customers (name, email, city, created_at) VALUES ('Zelda Secretname', 'zelda.secret@example.com', :city, '2026-11-21 10:00:00')
+    parameters:
+      city: {{type: string, description: The city}}
+  drop_customer:
+    kind: sql
+    database: shop
+    mode: write
+    description: Removes customers of a city.
+    statement: DELETE FROM customers WHERE city = :city AND id NOT IN (SELECT customer_id FROM orders)
+    parameters:
+      city: {{type: string, description: The city}}
+"#
+        ),
+    )
+    .unwrap();
+    let data = scratch_dir("preview-masked-data");
+    let (name, email) = {
+        let out = steward(
+            &[
+                "sql",
+                "run",
+                "--db",
+                url,
+                "--json",
+                "SELECT name, email FROM customers WHERE id = 1",
+            ],
+            &[],
+            "",
+        );
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let row = &rows["rows"][0];
+        (
+            row[0].as_str().unwrap().to_owned(),
+            row[1].as_str().unwrap().to_owned(),
+        )
+    };
+    let previews = |who: &str, tool: &str| {
+        let out = steward(
+            &[
+                "tools",
+                "call",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                tool,
+                r#"{"city": "Nowhere Town"}"#,
+            ],
+            &[("XDG_DATA_HOME", &data)],
+            "",
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "{engine} {who} {tool}: {stderr}"
+        );
+        stderr
+    };
+    for tool in ["move_customer", "add_customer"] {
+        let shown = previews("bob", tool);
+        if engine == "mariadb" && tool == "move_customer" {
+            assert!(shown.contains("Would change 1 row."), "{shown}");
+            continue;
+        }
+        assert!(shown.contains("Would "), "{engine} {tool}: {shown}");
+        assert!(shown.contains("Nowhere Town"), "{engine} {tool}: {shown}");
+        for secret in [
+            name.as_str(),
+            email.as_str(),
+            "Zelda Secretname",
+            "zelda.secret",
+            "created_at",
+        ] {
+            assert!(
+                !shown.contains(secret),
+                "{engine} {tool}: {secret} in {shown}"
+            );
+        }
+        assert!(
+            shown.contains("***"),
+            "{engine} {tool}: the name masked: {shown}"
+        );
+        let shown = previews("eve", tool);
+        assert!(
+            shown.contains("of a table your role does not read"),
+            "{engine} {tool}: {shown}"
+        );
+        for secret in [
+            name.as_str(),
+            email.as_str(),
+            "Zelda Secretname",
+            "zelda.secret",
+        ] {
+            assert!(
+                !shown.contains(secret),
+                "{engine} {tool}: {secret} in {shown}"
+            );
+        }
+    }
+    // A DELETE of no row shows no values either way.
+    let shown = previews("bob", "drop_customer");
+    assert!(
+        shown.contains("Would delete 0 rows") || shown.contains("Would change 0 rows"),
+        "{engine}: {shown}"
+    );
+}
+
+#[test]
+fn previews_are_limited_and_masked() {
+    let s = setup();
+    previews_are_limited_and_masked_on(&format!("sqlite://{}", s.db), "sqlite");
+}
+
+#[test]
+fn previews_are_limited_and_masked_on_the_servers() {
+    for engine in ["postgres", "mariadb"] {
+        let up = if engine == "postgres" {
+            postgres_up()
+        } else {
+            mariadb_up()
+        };
+        if !up {
+            continue;
+        }
+        let name = fresh_name("steward_preview_masked");
+        let (url, _cleanup) = if engine == "postgres" {
+            ServerDb::postgres(&name)
+        } else {
+            ServerDb::mariadb(&name)
+        };
+        let out = steward(&["demo", "--db", &url], &[], "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        previews_are_limited_and_masked_on(&url, engine);
+    }
+}

@@ -1066,7 +1066,7 @@ fn row_filters_bind_the_built_in_writes_on(url: &str) {
         &config,
         format!(
             "databases:\n  shop: '{url}'\nroles:\n  clerk:\n    sql:\n      rows: {{tasks: \"project_id = 1\"}}\n  \
-             asker: {{approve_by: [manager]}}\n  manager:\n    sql:\n      rows: {{tasks: \"project_id = 1\"}}\n  \
+             asker: {{approve_by: [manager, boss], approve: [complete_task]}}\n  manager:\n    sql:\n      rows: {{tasks: \"project_id = 1\"}}\n  \
              boss: {{}}\nprincipals:\n  bob: {{role: clerk}}\n  ada: {{role: asker}}\n  mia: {{role: manager}}\n  \
              max: {{role: boss}}\n"
         ),
@@ -1181,6 +1181,68 @@ fn row_filters_bind_the_built_in_writes_on(url: &str) {
     assert!(said.contains("rows your role does not see"), "{said}");
     assert!(!said.contains(hidden_title), "{said}");
     assert_eq!(state(hidden_id), hidden_before);
+
+    // A call on the hidden task waiting for approval one at a time: not listed to the manager whose role hides
+    // it, nor approved by them; a reviewer who sees it approves it.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mock_openai(vec![
+        tool_reply(
+            "c1",
+            "complete_task",
+            &format!(r#"{{"task_id": {hidden_id}}}"#),
+        ),
+        text_reply("Done."),
+    ]));
+    let base = format!("{}/v1", server.uri());
+    let model_env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("XDG_DATA_HOME", data.as_str()),
+    ];
+    let asked = steward(
+        &[
+            "ask",
+            "-c",
+            &config,
+            "--principal",
+            "ada",
+            "-a",
+            "tasks",
+            "Finish it",
+        ],
+        &model_env,
+        "",
+    );
+    assert_eq!(asked.status.code(), Some(4), "{}", text(&asked.stderr));
+    let listed = steward(&["approvals", "list", "--json"], &env, "");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let approve = |who: &str| {
+        steward(
+            &[
+                "approvals",
+                "approve",
+                "-c",
+                &config,
+                "--principal",
+                who,
+                &id,
+            ],
+            &env,
+            "",
+        )
+    };
+    let refused = approve("mia");
+    let said = format!("{}{}", text(&refused.stdout), text(&refused.stderr));
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.contains("rows your role does not see"), "{said}");
+    let approved = approve("max");
+    assert_eq!(
+        approved.status.code(),
+        Some(0),
+        "{}",
+        text(&approved.stderr)
+    );
+    assert_eq!(state(hidden_id), hidden_before, "approved, not yet resumed");
 }
 
 #[test]

@@ -1572,3 +1572,153 @@ async fn a_call_nobody_decides_within_approval_hours_expires_and_the_run_goes_on
     );
     assert_eq!(sqlite3(&s.db, "SELECT count(*) FROM expenses"), before);
 }
+
+/// A reviewer whose role's row filters hide a task never sees or decides a write on it: a change set moving it
+/// and a call completing it (asked by someone who sees it) are not listed to them, not found by id, and not
+/// applied or approved by them; a reviewer who sees the task finds both. Judged by the bodies and the row.
+#[tokio::test]
+async fn a_reviewer_never_sees_or_decides_writes_on_rows_their_role_hides() {
+    const ADA: &str = "ada-token-rows-1";
+    const GRACE: &str = "grace-token-rows-2";
+    const MAX: &str = "max-token-rows-3";
+    let (dir, db) = demo_in("serve-rows-review");
+    let hidden = sqlite3(
+        &db,
+        "SELECT id FROM tasks WHERE project_id = 3 AND status = 'OPEN' ORDER BY id LIMIT 1",
+    );
+    let title = sqlite3(&db, &format!("SELECT title FROM tasks WHERE id = {hidden}"));
+    let state = || {
+        sqlite3(
+            &db,
+            &format!("SELECT project_id || ' ' || status FROM tasks WHERE id = {hidden}"),
+        )
+    };
+    let before = state();
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+roles:
+  clerk: {{approve_by: [lead, boss], approve: [complete_task]}}
+  lead:
+    sql:
+      rows: {{tasks: "project_id = 1"}}
+  boss: {{}}
+principals:
+  ada: {{role: clerk}}
+  grace: {{role: lead}}
+  max: {{role: boss}}
+server:
+  tokens:
+    - {{name: ada, sha256: {a}, principal: ada}}
+    - {{name: grace, sha256: {g}, principal: grace}}
+    - {{name: max, sha256: {m}, principal: max}}
+"#,
+            a = token_sha256(ADA),
+            g = token_sha256(GRACE),
+            m = token_sha256(MAX)
+        ),
+    )
+    .unwrap();
+    let model = mock_openai(vec![
+        tool_reply(
+            "m1",
+            "move_task",
+            &format!(r#"{{"task_id": {hidden}, "project_id": 2}}"#),
+        ),
+        text_reply("Staged the move."),
+        tool_reply(
+            "c1",
+            "complete_task",
+            &format!(r#"{{"task_id": {hidden}}}"#),
+        ),
+        text_reply("Done."),
+    ])
+    .await;
+    let model_base = format!("{}/v1", model.uri());
+    let data = scratch_dir("serve-rows-review-data");
+    let store = format!("sqlite://{data}/store.sqlite");
+    let server = serve(&config, &store, &model_base, &data);
+    let base = server.base.clone();
+    let (status, body) = call_as(
+        Some(ADA),
+        &base,
+        "POST",
+        "/api/conversations",
+        Some(json!({"agent": "assistant"})),
+        false,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/conversations/{id}/messages");
+    let (_, text) = call_as(
+        Some(ADA),
+        &base,
+        "POST",
+        &path,
+        Some(json!({"content": "Move it", "settings": {"agent": "tasks"}})),
+        true,
+    )
+    .await;
+    let turn = events(&text);
+    let set = turn
+        .iter()
+        .find(|e| e["type"] == "changes")
+        .unwrap_or_else(|| panic!("{turn:?}"))["change_set"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, text) = call_as(
+        Some(ADA),
+        &base,
+        "POST",
+        &path,
+        Some(json!({"content": "Finish it", "settings": {"agent": "tasks"}})),
+        true,
+    )
+    .await;
+    let turn = events(&text);
+    let last = turn.last().unwrap();
+    assert_eq!(last["type"], "approval", "{turn:?}");
+    let approval = last["approvals"][0]["id"].as_str().unwrap().to_owned();
+
+    // The lead's role hides the task: nothing of it reaches them, and their decisions find nothing.
+    for (method, route, body) in [
+        ("GET", "/api/changes".to_owned(), None),
+        ("GET", format!("/api/changes/{set}"), None),
+        (
+            "POST",
+            format!("/api/changes/{set}"),
+            Some(json!({"decision": "apply"})),
+        ),
+        ("GET", "/api/approvals".to_owned(), None),
+        (
+            "POST",
+            format!("/api/approvals/{approval}"),
+            Some(json!({"decision": "approve"})),
+        ),
+    ] {
+        let (status, shown) = call_as(Some(GRACE), &base, method, &route, body, false).await;
+        assert!(
+            status == 200 || status == 404,
+            "{method} {route}: {status} {shown}"
+        );
+        assert!(!shown.contains(&title), "{method} {route}: {shown}");
+        assert!(
+            !shown.contains(&set) && !shown.contains(&approval),
+            "{method} {route}: {shown}"
+        );
+    }
+    assert_eq!(state(), before);
+    // The boss sees the task, and both writes.
+    let (_, shown) = call_as(Some(MAX), &base, "GET", "/api/changes", None, false).await;
+    assert!(shown.contains(&set), "{shown}");
+    let (_, shown) = call_as(Some(MAX), &base, "GET", "/api/approvals", None, false).await;
+    assert!(shown.contains(&approval), "{shown}");
+}

@@ -418,21 +418,38 @@ impl SqlTool {
             .flatten();
         let shown = match returning {
             Some(text) => {
-                let rows = tx
+                let mut rows = tx
                     .fetch(&text, &params)
                     .await
                     .map_err(|e| sql_error(e, true))?;
                 let n = rows.rows.len();
-                format!(
-                    "Would {} {n} row{}:\n{}",
-                    match kind {
-                        WriteKind::Insert => "add",
-                        WriteKind::Delete => "delete",
-                        _ => "change",
+                // The rows are shown as a read would show them to the asker: only the columns their role
+                // reads, masked ones masked; only the count when they may not read the table.
+                let readable = match self
+                    .access
+                    .as_ref()
+                    .map(|a| a.of(&ctx.principal, guard.dialect()))
+                {
+                    Some(Ok(Some(access))) => match guard.write_table(&self.sql) {
+                        Some(table) => access.limit_returned(&table, &mut rows),
+                        None => {
+                            rows.rows.clear();
+                            false
+                        }
                     },
-                    if n == 1 { "" } else { "s" },
-                    rows.to_text()
-                )
+                    _ => true,
+                };
+                let verb = match kind {
+                    WriteKind::Insert => "add",
+                    WriteKind::Delete => "delete",
+                    _ => "change",
+                };
+                let plural = if n == 1 { "" } else { "s" };
+                if readable {
+                    format!("Would {verb} {n} row{plural}:\n{}", rows.to_text())
+                } else {
+                    format!("Would {verb} {n} row{plural} (of a table your role does not read).")
+                }
             }
             None => {
                 let n = tx

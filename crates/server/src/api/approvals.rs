@@ -47,7 +47,18 @@ pub(crate) async fn list_approvals(
         // caller sees when their role approves the asker's (`approve_by`).
         let visible = mine
             || match shared.store.pending_run(&approval.run_id).await {
-                Ok(p) => shared.app.config().reviews(&p.principal, &caller.principal),
+                Ok(p) => {
+                    shared.app.config().reviews(&p.principal, &caller.principal)
+                        && !shared
+                            .app
+                            .call_hides_rows_from(
+                                &p.principal,
+                                &approval.tool,
+                                &approval.arguments,
+                                &caller.principal,
+                            )
+                            .await
+                }
                 Err(_) => false,
             };
         if visible {
@@ -111,10 +122,19 @@ pub(crate) async fn decide(
         .map_or(pending.principal.name.clone(), |c| c.owner.clone());
     if owner != caller.principal.name
         && !caller.admin
-        && !shared
+        && (!shared
             .app
             .config()
             .reviews(&pending.principal, &caller.principal)
+            || shared
+                .app
+                .call_hides_rows_from(
+                    &pending.principal,
+                    &found.tool,
+                    &found.arguments,
+                    &caller.principal,
+                )
+                .await)
     {
         return Err(ApiError::not_found("such approval"));
     }

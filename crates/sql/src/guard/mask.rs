@@ -65,6 +65,32 @@ impl Mask {
     }
 }
 
+impl Mask {
+    /// The value `cell` masked as [`Mask::expression`] masks it in SQL, for values Steward holds already (the
+    /// rows a write's preview returned): the same text the database would give.
+    pub fn apply(self, cell: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        let text = match cell {
+            Value::Null => return Value::Null,
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match self {
+            Mask::Null => Value::Null,
+            Mask::Hash => {
+                use sha2::{Digest, Sha256};
+                let digest = Sha256::digest(format!("{}{text}", mask_key()).as_bytes());
+                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+            }
+            Mask::Partial => {
+                let first: String = text.chars().take(1).collect();
+                let domain = text.find('@').map_or("", |at| &text[at..]);
+                Value::String(format!("{first}***{domain}"))
+            }
+        }
+    }
+}
+
 /// The secret key of `hash` masks: `STEWARD_MASK_KEY` when set (several processes then mask alike), else a
 /// random key for this process's life.
 pub(crate) fn mask_key() -> &'static str {

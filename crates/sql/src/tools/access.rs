@@ -25,6 +25,23 @@ pub struct Access {
     pub max_rows: Option<usize>,
 }
 
+impl Access {
+    /// `result`, rows of `table` that a write returned (a preview), as a read of `table` would show them to
+    /// this principal: only the columns it may read, masked ones masked; `false` (and no rows) when it may
+    /// not read `table` at all.
+    pub fn limit_returned(&self, table: &str, result: &mut QueryResult) -> bool {
+        if let Some(tables) = &self.read.tables
+            && !tables.iter().any(|t| crate::guard::same_table(t, table))
+        {
+            result.rows.clear();
+            result.columns.clear();
+            return false;
+        }
+        self.scope.limit_returned(table, result);
+        true
+    }
+}
+
 /// A principal's SQL access: `None` when nothing limits it (the database's own rights apply), else its
 /// [`Access`]; an error when its access cannot be worked out (a row filter needs an attribute the principal
 /// lacks): then it reads nothing.

@@ -193,6 +193,47 @@ impl Scope {
         self.denied.insert(name.to_ascii_lowercase());
     }
 
+    /// `result`, rows of `table` that Steward got from a write (a preview's `RETURNING *`), limited as a read of
+    /// `table` is: only the columns the principal may read, masked ones masked.
+    pub fn limit_returned(&self, table: &str, result: &mut crate::query::QueryResult) {
+        let Some(scope) = self.tables.get(&key(table)) else {
+            return;
+        };
+        let keep: Vec<bool> = result
+            .columns
+            .iter()
+            .map(|c| {
+                scope.columns.as_ref().is_none_or(|list| {
+                    list.iter()
+                        .any(|allowed| allowed.eq_ignore_ascii_case(&c.name))
+                })
+            })
+            .collect();
+        let masks: Vec<Option<Mask>> = result
+            .columns
+            .iter()
+            .map(|c| scope.masks.get(&c.name.to_ascii_lowercase()).copied())
+            .collect();
+        for row in &mut result.rows {
+            let cells = std::mem::take(row);
+            *row = cells
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep.get(*i).copied().unwrap_or(false))
+                .map(|(i, cell)| match masks.get(i).copied().flatten() {
+                    Some(mask) => mask.apply(&cell),
+                    None => cell,
+                })
+                .collect();
+        }
+        let mut i = 0;
+        result.columns.retain(|_| {
+            let kept = keep.get(i).copied().unwrap_or(false);
+            i += 1;
+            kept
+        });
+    }
+
     /// The scoped tables' names (lowercase).
     pub fn scoped_tables(&self) -> Vec<String> {
         self.tables.keys().cloned().collect()
