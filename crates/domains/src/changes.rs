@@ -249,7 +249,8 @@ fn creates(tool: &str) -> Option<&'static str> {
 const REFERENCES: &[(&str, &str)] = &[("project_id", "project"), ("task_id", "task")];
 
 /// Which calls of `staged` to apply when a person chose the calls `chosen` (by call id): those, and every
-/// earlier call whose created row a chosen call names by its placeholder (and so on). An unknown id is an
+/// earlier call that wrote a row a chosen call touches — created the row it names by its placeholder, or
+/// changed the task it changes (its result was staged after that change) — and so on. An unknown id is an
 /// error.
 pub fn with_dependencies(staged: &[Staged], chosen: &[String]) -> Result<Vec<bool>, ToolError> {
     let mut selected: Vec<bool> = staged
@@ -268,17 +269,37 @@ pub fn with_dependencies(staged: &[Staged], chosen: &[String]) -> Result<Vec<boo
             )));
         }
     }
-    // Where each placeholder was created: (kind, placeholder) → index.
-    let mut made: BTreeMap<(&str, i64), usize> = BTreeMap::new();
+    // The rows each call writes (the one it creates, by placeholder; the task it changes) and touches (those,
+    // and the rows it names).
     let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
-    for (i, s) in staged.iter().enumerate() {
+    let mut writes: Vec<Vec<(&str, i64)>> = Vec::with_capacity(staged.len());
+    let mut touches: Vec<Vec<(&str, i64)>> = Vec::with_capacity(staged.len());
+    for s in staged {
+        let mut wrote = Vec::new();
         if let Some(kind) = creates(&s.change.tool) {
             let n = counts.entry(kind).or_default();
             *n += 1;
-            made.insert((kind, -*n), i);
+            wrote.push((kind, -*n));
         }
+        let named: Vec<(&str, i64)> = REFERENCES
+            .iter()
+            .filter_map(|(field, kind)| {
+                s.change
+                    .arguments
+                    .get(*field)
+                    .and_then(Value::as_i64)
+                    .map(|id| (*kind, id))
+            })
+            .collect();
+        if matches!(s.change.tool.as_str(), "move_task" | "complete_task") {
+            wrote.extend(named.iter().filter(|(kind, _)| *kind == "task"));
+        }
+        let mut touched = named;
+        touched.extend(wrote.iter().copied());
+        writes.push(wrote);
+        touches.push(touched);
     }
-    // Until nothing more is brought: a dependency may itself name an earlier one.
+    // Until nothing more is brought: a dependency may itself depend on an earlier one.
     let mut changed = true;
     while changed {
         changed = false;
@@ -286,17 +307,9 @@ pub fn with_dependencies(staged: &[Staged], chosen: &[String]) -> Result<Vec<boo
             if !selected[i] {
                 continue;
             }
-            for (field, kind) in REFERENCES {
-                if let Some(id) = staged[i]
-                    .change
-                    .arguments
-                    .get(*field)
-                    .and_then(Value::as_i64)
-                    && let Some(&at) = made.get(&(*kind, id))
-                    && at < i
-                    && !selected[at]
-                {
-                    selected[at] = true;
+            for j in 0..i {
+                if !selected[j] && writes[j].iter().any(|row| touches[i].contains(row)) {
+                    selected[j] = true;
                     changed = true;
                 }
             }

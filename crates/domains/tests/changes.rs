@@ -576,3 +576,65 @@ async fn a_date_in_words_is_written_as_shown_or_refused_on_every_engine() {
         );
     }
 }
+
+/// Choosing the second of two changes of one task brings the first (the second was staged after it), so the
+/// chosen change applies; the same for a completion after a move. A change of another task stays out.
+#[tokio::test]
+async fn choosing_a_later_change_of_a_task_brings_the_earlier_ones_on_every_engine() {
+    for (engine, db) in all_demos().await {
+        let store = store(db.clone());
+        let tasks = inbox_tasks(&db, 2).await;
+        let projects: Vec<i64> = rows(&db, "SELECT id FROM projects ORDER BY id LIMIT 2")
+            .await
+            .iter()
+            .map(|r| r[0].as_i64().unwrap())
+            .collect();
+        let plan = [
+            change(
+                "t1",
+                "move_task",
+                json!({"task_id": tasks[0], "project_id": projects[0]}),
+            ),
+            change(
+                "t2",
+                "move_task",
+                json!({"task_id": tasks[1], "project_id": projects[0]}),
+            ),
+            change(
+                "t3",
+                "move_task",
+                json!({"task_id": tasks[0], "project_id": projects[1]}),
+            ),
+            change("t4", "complete_task", json!({"task_id": tasks[0]})),
+        ];
+        let staged = stage_all(&store, &plan).await;
+        let selected =
+            steward_domains::changes::with_dependencies(&staged, &["t3".to_owned()]).unwrap();
+        assert_eq!(selected, [true, false, true, false], "{engine}");
+        let selected =
+            steward_domains::changes::with_dependencies(&staged, &["t4".to_owned()]).unwrap();
+        assert_eq!(selected, [true, false, true, true], "{engine}");
+        store.apply_selected(&staged, &selected, &[]).await.unwrap();
+        assert_eq!(
+            count(
+                &db,
+                &format!("SELECT project_id FROM tasks WHERE id = {}", tasks[0])
+            )
+            .await,
+            projects[1],
+            "{engine}"
+        );
+        assert_eq!(
+            count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM tasks WHERE id = {} AND project_id IS NULL",
+                    tasks[1]
+                )
+            )
+            .await,
+            1,
+            "{engine}: the other task stays"
+        );
+    }
+}
