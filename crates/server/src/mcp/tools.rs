@@ -134,6 +134,18 @@ pub(super) async fn call(
         Checked::NeedsApproval(call, reason) if call.stageable() && app.store().is_some() => {
             stage(server, principal, call, &reason).await
         }
+        Checked::NeedsApproval(call, reason) if call.own_approval_refused().is_some() => {
+            let why = call.own_approval_refused().unwrap_or_default().to_owned();
+            let message = format!(
+                "Not run: `{}` waits for a person's approval ({reason}), and {why}. Tell the user: someone their \
+                 role's `approve_by` names must run or approve it.",
+                call.call().name,
+            );
+            if let Err(e) = call.not_run(&reason, &why).await {
+                log_diagnostic(name, &e.to_string());
+            }
+            error(&message)
+        }
         Checked::NeedsApproval(call, reason) => {
             let message = format!(
                 "Not run: `{}` waits for a person's approval ({reason}), and no one can give it over MCP. Tell \
