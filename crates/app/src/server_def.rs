@@ -30,6 +30,13 @@ pub struct ServerDef {
     /// request whose `Origin` is neither gets 403.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cors: Vec<String>,
+    /// The reverse proxies in front of the server: IP addresses and CIDR ranges (`10.0.0.7`, `10.0.0.0/8`,
+    /// `fd00::/8`). A request whose TCP peer is one of them is taken to come from the address its
+    /// `X-Forwarded-For` (the right-most entry that is not itself a listed proxy) or, without that header,
+    /// its `Forwarded: for=` names; the failed sign-in limit and the logs use that address. From any other
+    /// peer those headers are ignored. Empty (the default): the peer is the client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_proxies: Vec<String>,
     /// Request, rate and run limits.
     #[serde(default)]
     pub limits: ServerLimits,

@@ -9,11 +9,13 @@
 //! flight is leased to the server running it; a turn whose server stopped is marked failed, never run twice.
 //!
 //! Every request first passes the guardrails (`server.hosts` against DNS rebinding, the `Origin` and JSON-only
-//! state changes against cross-site requests); failed sign-ins are limited per client address.
+//! state changes against cross-site requests); failed sign-ins are limited per client address and per claimed
+//! identity, never refusing credentials that verify (`server.trusted_proxies` says whose `X-Forwarded-For` or
+//! `Forwarded` names the client).
 //!
 //! The events a run streams to clients are typed: [`wire::ServerEvent`], described in `/openapi.json`. The
-//! server logs through `tracing` (a span per request, with its method and path); the binary chooses the
-//! subscriber.
+//! server logs through `tracing` (a span per request, with its method, path and client address); the binary
+//! chooses the subscriber.
 
 mod api;
 pub mod auth;
@@ -34,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -154,50 +156,60 @@ async fn ready(State(shared): State<Arc<Shared>>) -> Response {
     }
 }
 
-/// Authenticates the request (401/403) and applies the caller's rate limit (429); an address with too many
-/// failed sign-ins gets 429 before its credentials are looked at.
+/// Authenticates the request (401/403) and applies the caller's rate limit (429). Every surface that needs
+/// credentials (`/api`, `/v1`, `/mcp`) comes through here. Credentials that verify are never refused for
+/// failed sign-ins; credentials that do not, from an address or claiming an identity with too many failed
+/// sign-ins, get 429 instead of 401 (see [`guardrails::failures`]).
 async fn authenticate(
     State(shared): State<Arc<Shared>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let client = guardrails::failures::client(
-        request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip()),
-    );
-    if let Err(wait) = shared.failures.check(client) {
-        return ApiError::TooManyRequests {
-            message: format!("too many failed sign-ins from this address; try again in {wait} s"),
-            retry_after: wait,
-        }
-        .into_response();
-    }
+    let address = match request.extensions().get::<guardrails::ClientAddress>() {
+        Some(address) => *address,
+        None => guardrails::ClientAddress::of(&request, &shared.proxies),
+    };
     let header = request
         .headers()
         .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let caller = match shared
         .auth
         .authenticate(header.as_deref(), shared.app.config())
         .await
     {
         Ok(caller) => caller,
+        Err(refusal) if refusal.status == StatusCode::FORBIDDEN.as_u16() => {
+            // Credentials that verified, of a caller who may not use the server: not a failed sign-in.
+            return ApiError::Forbidden(refusal.message).into_response();
+        }
         Err(refusal) => {
-            let error = if refusal.status == StatusCode::FORBIDDEN.as_u16() {
-                ApiError::Forbidden(refusal.message)
-            } else {
-                ApiError::Unauthorized(refusal.message)
+            // None sent (a first visit) is not a guess: a 401 that says how to sign in, never counted.
+            let Some(header) = header else {
+                return ApiError::Unauthorized(refusal.message).into_response();
             };
-            // Credentials that were sent and did not hold count; none sent (a first visit) does not.
-            if let ApiError::Unauthorized(_) = error
-                && header.is_some()
-            {
-                shared.failures.failed(client);
+            let client = guardrails::failures::client(address.0);
+            let claimed = guardrails::failures::Identity::of(&header);
+            if let Err(refused) = shared.failures.check(client, Some(claimed.identity)) {
+                return ApiError::TooManyRequests {
+                    message: refused.message(),
+                    retry_after: refused.wait(),
+                }
+                .into_response();
             }
-            return error.into_response();
+            let reached = shared.failures.failed(client, Some(claimed.identity));
+            tracing::debug!(client = %address, claims = %claimed.shown, "failed sign-in");
+            if reached.address {
+                tracing::warn!(client = %address,
+                    "too many failed sign-ins from {address}: its credentials that do not verify get 429 for a \
+                     while (valid ones are still accepted)");
+            }
+            if reached.identity {
+                tracing::warn!(client = %address,
+                    "too many failed sign-ins claiming {}: credentials that claim it and do not verify get 429 \
+                     for a while (valid ones are still accepted)", claimed.shown);
+            }
+            return ApiError::Unauthorized(refusal.message).into_response();
         }
     };
     if let Err(wait) = shared.rate.take(&caller.principal.name) {
@@ -225,6 +237,7 @@ impl Server {
             .unwrap_or_default();
         let auth = auth::Auth::from_config(config, options.loopback).await?;
         let hosts = guardrails::configured_hosts(config)?;
+        let proxies = Arc::new(guardrails::proxies::configured_proxies(config)?);
         let (stop_runs, stop_rx) = watch::channel(false);
         let instance = format!("{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
         let Some(store) = options.app.store().cloned() else {
@@ -254,6 +267,7 @@ impl Server {
             in_flight: InFlight::default(),
             stop_runs: stop_rx,
             failures: guardrails::failures::FailedSignIns::default(),
+            proxies,
             hosts,
             started: chrono::Utc::now().timestamp(),
             stops: std::sync::Mutex::default(),
@@ -268,8 +282,9 @@ impl Server {
         self.shared.no_model.as_deref()
     }
 
-    /// Allows `failures` failed sign-ins per client address within `window` (default: 10 a minute; 0 turns
-    /// the limit off); an address past it gets 429 until the window has passed.
+    /// Allows `failures` failed sign-ins per client address, and as many per claimed identity, within
+    /// `window` (default: 10 a minute; 0 turns the limit off); past it, credentials from that address or
+    /// claiming that identity that do not verify get 429 until the window has passed (valid ones never do).
     pub fn with_failed_sign_in_limit(self, failures: u32, window: Duration) -> Self {
         self.shared
             .failures
@@ -279,7 +294,7 @@ impl Server {
 
     /// The routes, ready to serve on `local`, the address listened on (the Host check accepts it). Serve them
     /// with `into_make_service_with_connect_info::<SocketAddr>()`: failed sign-ins are counted per client
-    /// address (without it, all clients count as one).
+    /// address (without it, all clients count as one, and `server.trusted_proxies` is never consulted).
     pub fn router(&self, local: SocketAddr) -> Router {
         let shared = self.shared.clone();
         let protected = Router::new()
@@ -379,7 +394,7 @@ impl Server {
             // rate limit, a path that does not exist), in OpenAI's shape: SDKs read `error.message`; those of
             // /mcp as JSON-RPC errors.
             .layer(axum::middleware::from_fn(openai::error_objects))
-            // Outermost: a span for every request, refused ones included.
+            // A span for every request, refused ones included.
             .layer(
                 tower_http::trace::TraceLayer::new_for_http()
                     .make_span_with(request_span)
@@ -391,6 +406,12 @@ impl Server {
                     )
                     .on_failure(DefaultOnFailure::new().level(Level::WARN)),
             )
+            // Outermost: the client's address (behind `server.trusted_proxies`, the one they forwarded), for the
+            // span and the failed sign-in limit.
+            .layer(axum::middleware::from_fn_with_state(
+                shared.proxies.clone(),
+                guardrails::client_address,
+            ))
     }
 
     /// Serves on `listener` until `shutdown` completes; then stops taking requests, waits up to `grace` for
@@ -490,14 +511,21 @@ async fn expire_approvals(
     }
 }
 
-/// The span of a request: its method and path (no headers, so no credentials). Its answer is logged at
-/// `DEBUG` (`RUST_LOG=tower_http=debug` shows each status and latency), a failure (a 5xx answer, a broken
-/// stream) at `WARN`.
+/// The span of a request: its method, path and client address (behind `server.trusted_proxies`, the client
+/// they forwarded; no headers, so no credentials). Its answer is logged at `DEBUG`
+/// (`RUST_LOG=tower_http=debug` shows each status and latency), a failure (a 5xx answer, a broken stream) at
+/// `WARN`.
 fn request_span(request: &Request) -> tracing::Span {
+    let client = request
+        .extensions()
+        .get::<guardrails::ClientAddress>()
+        .copied()
+        .unwrap_or(guardrails::ClientAddress(None));
     tracing::info_span!(
         "request",
         method = %request.method(),
         path = %request.uri().path(),
+        client = %client,
     )
 }
 

@@ -18,6 +18,7 @@ use utoipa::ToSchema;
 use crate::auth::Auth;
 use crate::guardrails::HostName;
 use crate::guardrails::failures::FailedSignIns;
+use crate::guardrails::proxies::TrustedProxies;
 
 /// The server's shared state.
 pub(crate) struct Shared {
@@ -37,8 +38,10 @@ pub(crate) struct Shared {
     /// Becomes true when runs in flight must stop (the shutdown grace period is over).
     pub(crate) stop_runs: watch::Receiver<bool>,
     pub(crate) rate: RateLimiter,
-    /// Failed sign-ins per client address.
+    /// Failed sign-ins per client address and per claimed identity.
     pub(crate) failures: FailedSignIns,
+    /// `server.trusted_proxies`: whose forwarding headers say the client's address.
+    pub(crate) proxies: Arc<TrustedProxies>,
     /// `server.hosts`.
     pub(crate) hosts: Vec<HostName>,
     /// When this server started (Unix seconds): the `created` of its `/v1` models.

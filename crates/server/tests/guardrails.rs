@@ -1,8 +1,8 @@
 //! What a web page in someone's browser must not get from a server on their machine, tested over real HTTP
 //! against the server's router on a loopback socket: a foreign `Host` (DNS rebinding) is refused on every
 //! route; a state change must be JSON and come from no origin, the server's own or a `server.cors` one; failed
-//! sign-ins are limited per client address. The browser itself runs the same attacks in
-//! crates/cli/tests/ui.rs.
+//! sign-ins are limited per client address, never refusing valid credentials (more in tests/sign_ins.rs). The
+//! browser itself runs the same attacks in crates/cli/tests/ui.rs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -299,27 +299,31 @@ async fn failed_sign_ins_are_limited_per_address_until_the_window_passes() {
     ] {
         assert_eq!(me(&a, Some(bad)).await.0, 401, "{bad}");
     }
-    // Past the limit, everything from that address is 429 with Retry-After, a good token too.
-    for authorization in [format!("Bearer {ADA}"), "Bearer nope".to_owned()] {
-        let (status, retry_after, text) = me(&a, Some(&authorization)).await;
+    // Past the limit, credentials from that address that do not verify are 429 with Retry-After...
+    for authorization in ["Bearer nope", "Bearer other", forged.as_str()] {
+        let (status, retry_after, text) = me(&a, Some(authorization)).await;
         assert_eq!(status, 429, "{text}");
         let wait: u64 = retry_after.expect("Retry-After").parse().unwrap();
         assert!((1..=2).contains(&wait), "{wait}");
         assert!(text.contains("failed sign-ins"), "{text}");
     }
+    // ...but a good token is never refused for them, and a request without credentials is told to sign in.
+    assert_eq!(me(&a, Some(&format!("Bearer {ADA}"))).await.0, 200);
+    assert_eq!(me(&a, None).await.0, 401);
     // Another address is not affected, and neither are routes that need no credentials.
     assert_eq!(me(&b, Some(&format!("Bearer {VIC}"))).await.0, 200);
+    assert_eq!(me(&b, Some("Bearer wrong")).await.0, 401);
     assert_eq!(s.send(a.get(format!("{}/health", s.base))).await.0, 200);
 
-    // Once the window has passed, the address may sign in again.
+    // Once the window has passed, a wrong token from the address is a plain 401 again.
     let mut status = 0;
     for _ in 0..100 {
-        status = me(&a, Some(&format!("Bearer {ADA}"))).await.0;
-        if status == 200 {
+        status = me(&a, Some("Bearer another")).await.0;
+        if status == 401 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(status, 200, "still refused after the window");
-    assert_eq!(me(&a, Some("Bearer nope")).await.0, 401);
+    assert_eq!(status, 401, "still refused after the window");
+    assert_eq!(me(&a, Some(&format!("Bearer {ADA}"))).await.0, 200);
 }

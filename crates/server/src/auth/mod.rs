@@ -69,11 +69,12 @@ pub fn is_admin(config: &Config, principal: &Principal) -> bool {
 }
 
 impl Auth {
-    /// Reads the config's `server.tokens` and `server.oidc` (and checks `server.hosts`, so that `steward
-    /// config check` reports a malformed entry). `loopback` says whether the server listens only on a loopback
-    /// address: without credentials configured it must.
+    /// Reads the config's `server.tokens` and `server.oidc` (and checks `server.hosts` and
+    /// `server.trusted_proxies`, so that `steward config check` reports a malformed entry). `loopback` says
+    /// whether the server listens only on a loopback address: without credentials configured it must.
     pub async fn from_config(config: &Config, loopback: bool) -> Result<Self, ServerError> {
         crate::guardrails::configured_hosts(config)?;
+        crate::guardrails::proxies::configured_proxies(config)?;
         let server = config.server.clone().unwrap_or_default();
         let mut tokens = Vec::new();
         for (i, def) in server.tokens.iter().enumerate() {

@@ -15,15 +15,17 @@
 //!    without asking the browser's permission (no CORS preflight), never JSON. No route takes another type: the
 //!    API and `/v1` read JSON, and MCP's streamable HTTP transport posts JSON-RPC as `application/json`.
 //!
-//! Failed sign-ins are limited per client address in [`failures`].
+//! Failed sign-ins are limited per client address and per claimed identity in [`failures`]; which address a
+//! request comes from (its peer, or the client a trusted proxy forwarded) is decided in [`proxies`].
 
 pub(crate) mod failures;
 mod names;
+pub(crate) mod proxies;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::middleware::Next;
@@ -251,6 +253,43 @@ fn shown(text: &str) -> String {
         shown.push('…');
     }
     shown
+}
+
+/// The address a request comes from, as the failed sign-in limit and the logs use it: the TCP peer, or the
+/// client a trusted proxy forwarded (see [`proxies`]); `None` when the server was not told the peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ClientAddress(pub(crate) Option<IpAddr>);
+
+impl ClientAddress {
+    /// The client of `request`, behind `proxies`.
+    pub(crate) fn of(request: &Request, proxies: &proxies::TrustedProxies) -> Self {
+        let peer = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        Self(proxies.client(peer, request.headers()))
+    }
+}
+
+impl std::fmt::Display for ClientAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(ip) => ip.fmt(f),
+            None => f.write_str("unknown"),
+        }
+    }
+}
+
+/// The middleware that finds each request's [`ClientAddress`] once and puts it in the request's extensions,
+/// for the request's log span and the failed sign-in limit.
+pub(crate) async fn client_address(
+    State(proxies): State<Arc<proxies::TrustedProxies>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let client = ClientAddress::of(&request, &proxies);
+    request.extensions_mut().insert(client);
+    next.run(request).await
 }
 
 /// The middleware: refuses what [`Guardrails::admit`] refuses.
