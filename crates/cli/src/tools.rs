@@ -313,9 +313,14 @@ async fn not_decided_here(
             _ => note!("{content}"),
         }
         note!(
-            "{} the change waits as change set {id}: `steward changes apply {id}` writes it, run by someone \
-             who may ({reason}); `steward changes discard {id}` drops it",
+            "{} the change waits as change set {id}: {reason}; `steward changes apply {id}{who}` writes it, \
+             `steward changes discard {id}` drops it",
             style.warn("saved:"),
+            who = if four_eyes.is_some() {
+                " --principal NAME"
+            } else {
+                ""
+            },
         );
         return Ok(crate::exit::NEEDS_APPROVAL);
     }
