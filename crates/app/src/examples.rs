@@ -5,14 +5,21 @@
 //! that ran of a run the principal may see. The toolkit holds the examples of its database for the analyst's
 //! context: loaded when the app is built, reloaded at once after an add, and, in a long-lived process,
 //! reloaded before a turn when older than [`EXAMPLES_FRESH`] (so a server sees what another one added).
+//!
+//! An example is kept without its SQL comments, and shown — in a list ([`App::examples_for`]) or in a model's
+//! schema context — only to a reader the toolkit's one rule allows ([`steward_sql::ExampleReader::may_see`]):
+//! its literals, made-up names and question are data of the rows its saver saw, hidden from a reader whose
+//! role filters or masks them. Who saved it and from which run is told only to an administrator and the saver.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::Value;
 use steward_core::Principal;
-use steward_sql::{Example, QueryLimits};
+use steward_sql::{Example, QueryLimits, SqlErrorKind};
 
 use crate::store::{Added, ExampleSource, NewExample, SavedExample, StoreError};
 use crate::{App, AppError};
@@ -20,11 +27,18 @@ use crate::{App, AppError};
 /// How old the examples an app holds may get before a turn reloads them from the run store.
 pub const EXAMPLES_FRESH: Duration = Duration::from_secs(5);
 
+/// What a check shows of a saved example the principal may not see.
+const WITHHELD: &str = "(withheld: it holds data of rows this principal does not see)";
+
 /// The tool whose calls are SQL a run executed (`query_table`'s are not SQL).
 const RUN_SQL: &str = "run_sql";
 
 /// Rows read when an example's SQL is run to confirm that it runs.
 const CONFIRM_ROWS: usize = 10;
+
+/// The longest an example's SQL may run when it is run to confirm that it runs: an example is a query that
+/// answered a question at once, and saving one must not hold a worker (a normal query may take 30 s).
+pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// When the examples were last loaded, and whether a load is under way.
 #[derive(Debug, Default)]
@@ -53,6 +67,29 @@ pub struct ExampleCheck {
     pub sql: String,
     /// Why it fails (`None`: the guard allows it and the database prepares it).
     pub problem: Option<String>,
+}
+
+/// A saved example as a principal is shown it ([`App::examples_for`]): its SQL without comments; who saved it
+/// and the run it came from only for an administrator or the one who saved it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ShownExample {
+    /// Its id.
+    pub id: String,
+    /// The database it is for (its identity).
+    pub database: String,
+    /// The question.
+    pub question: String,
+    /// The SQL that answers it, without comments.
+    pub sql: String,
+    /// Who saved it (a principal's name; empty for the local user); `None`: not told to this principal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_by: Option<String>,
+    /// When.
+    pub saved_at: DateTime<Utc>,
+    /// Where it came from.
+    pub source: ExampleSource,
+    /// The run it was taken from, when it was and this principal is told.
+    pub run_id: Option<String>,
 }
 
 /// What importing examples did.
@@ -154,17 +191,22 @@ impl App {
         }
         let limits = QueryLimits {
             max_rows: CONFIRM_ROWS,
+            timeout: CONFIRM_TIMEOUT.min(QueryLimits::default().timeout),
             ..QueryLimits::default()
         };
         match kit.read_as(principal, sql, &[], &limits).await {
             Ok(_) => Ok(()),
-            Err(e) if e.kind() == steward_sql::SqlErrorKind::Refused => {
-                Err(AppError::Forbidden(format!(
-                    "the guard refuses this SQL for {}: {}",
-                    who(principal),
-                    e.message()
-                )))
-            }
+            Err(e) if e.kind() == SqlErrorKind::Timeout => Err(AppError::Invalid(format!(
+                "the example's SQL ran longer than {} s and was stopped, so it is not saved: an example is run once \
+                 to confirm it works and must answer within {} s; save a cheaper query (filter earlier, aggregate)",
+                limits.timeout.as_secs(),
+                limits.timeout.as_secs()
+            ))),
+            Err(e) if e.kind() == SqlErrorKind::Refused => Err(AppError::Forbidden(format!(
+                "the guard refuses this SQL for {}: {}",
+                who(principal),
+                e.message()
+            ))),
             Err(e) => Err(AppError::Invalid(format!(
                 "the SQL does not run on the database: {}",
                 e.message()
@@ -189,16 +231,21 @@ impl App {
             .await?
         {
             Added::Saved(saved) => Ok(saved),
-            Added::Duplicate(saved) => Err(AppError::Conflict(format!(
-                "this question with this SQL is saved already as the example {} (by {}, {})",
-                saved.id,
-                if saved.saved_by.is_empty() {
-                    "the local user"
+            Added::Duplicate(saved) => {
+                // Who saved it is told only to an administrator and the one who did.
+                let by = if !self.tells_saver(principal, &saved.saved_by) {
+                    String::new()
+                } else if saved.saved_by.is_empty() {
+                    "by the local user, ".to_owned()
                 } else {
-                    saved.saved_by.as_str()
-                },
-                saved.saved_at.format("%Y-%m-%d %H:%M UTC")
-            ))),
+                    format!("by {}, ", saved.saved_by)
+                };
+                Err(AppError::Conflict(format!(
+                    "this question with this SQL is saved already as the example {} ({by}{})",
+                    saved.id,
+                    saved.saved_at.format("%Y-%m-%d %H:%M UTC")
+                )))
+            }
         }
     }
 
@@ -220,26 +267,49 @@ impl App {
             return Err(AppError::NoDatabase);
         };
         self.check_role(principal)?;
+        let Some(kit) = &self.kit else {
+            return Err(AppError::NoDatabase);
+        };
         let question = question.trim();
-        let sql = sql.trim().trim_end_matches(';').trim_end();
+        if sql.len() > MAX_SQL_BYTES {
+            return Err(AppError::Invalid(format!(
+                "the example's SQL is longer than {MAX_SQL_BYTES} bytes"
+            )));
+        }
+        // Kept without comments: a comment is free text (`/* the customer is … */`) that other readers would see.
+        let sql = match kit.guard().without_comments(sql) {
+            Ok(sql) => sql,
+            // Text the guard refuses as it reads it (an executable comment, a string left open): said as for
+            // any SQL it refuses.
+            Err(why) => {
+                let verdict = kit.guard().check(sql);
+                return Err(if verdict.allowed {
+                    AppError::Invalid(format!("the example's SQL cannot be read safely: {why}"))
+                } else {
+                    AppError::Forbidden(format!(
+                        "the guard refuses this SQL for {}: {}",
+                        who(principal),
+                        verdict.explanation().trim()
+                    ))
+                });
+            }
+        };
+        let sql = sql.trim_end_matches(';').trim_end();
         if question.is_empty() {
             return Err(AppError::Invalid(
                 "the example's question is empty".to_owned(),
             ));
         }
         if sql.is_empty() {
-            return Err(AppError::Invalid("the example's SQL is empty".to_owned()));
+            return Err(AppError::Invalid(
+                "the example's SQL is empty (comments are not kept)".to_owned(),
+            ));
         }
         // An example reaches other people's model prompts: a question is a question, not a page of text.
         if question.chars().count() > MAX_QUESTION_CHARS {
             return Err(AppError::Invalid(format!(
                 "the example's question is longer than {MAX_QUESTION_CHARS} characters; save the question as it \
                  was asked"
-            )));
-        }
-        if sql.len() > MAX_SQL_BYTES {
-            return Err(AppError::Invalid(format!(
-                "the example's SQL is longer than {MAX_SQL_BYTES} bytes"
             )));
         }
         if question.chars().any(|c| c.is_control() && c != '\t') {
@@ -327,20 +397,47 @@ impl App {
         .await
     }
 
-    /// The examples saved for the business database that `principal`'s guard allows, oldest first.
-    pub async fn examples_for(&self, principal: &Principal) -> Result<Vec<SavedExample>, AppError> {
+    /// The examples saved for the business database that `principal` may see, oldest first, as it is shown them
+    /// (see [`ShownExample`]): those the toolkit's rule allows ([`steward_sql::ExampleReader::may_see`]: its
+    /// guard allows the SQL, and the example holds no data of rows it does not see), without comments.
+    pub async fn examples_for(&self, principal: &Principal) -> Result<Vec<ShownExample>, AppError> {
         let (Some(store), Some(kit), Some(database)) =
             (&self.store, &self.kit, self.examples_database())
         else {
             return Ok(Vec::new());
         };
         self.check_role(principal)?;
-        let Ok(guard) = kit.guard_as(principal) else {
-            return Ok(Vec::new());
-        };
-        let mut saved = store.examples(&database).await?;
-        saved.retain(|e| guard.check(&e.sql).allowed);
-        Ok(saved)
+        let reader = kit.example_reader(principal);
+        let saved = store.examples(&database).await?;
+        Ok(saved
+            .into_iter()
+            .filter_map(|e| {
+                let shown = kit.shown_example(
+                    &reader,
+                    &Example {
+                        question: e.question.clone(),
+                        sql: e.sql.clone(),
+                    },
+                )?;
+                let told = self.tells_saver(principal, &e.saved_by);
+                Some(ShownExample {
+                    id: e.id,
+                    database: e.database,
+                    question: shown.question,
+                    sql: shown.sql,
+                    saved_by: told.then_some(e.saved_by),
+                    saved_at: e.saved_at,
+                    source: e.source,
+                    run_id: e.run_id.filter(|_| told),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether `principal` is told who saved an example saved by `saved_by` (and the run it came from): an
+    /// administrator, or the one who saved it.
+    fn tells_saver(&self, principal: &Principal, saved_by: &str) -> bool {
+        self.administers(principal) || saved_by == principal.name
     }
 
     /// Removes the saved example `id` (or the one whose id starts with it).
@@ -363,6 +460,8 @@ impl App {
 
     /// Every example of the business database — the config's (`knowledge.examples`) and the saved ones —
     /// checked for `principal`: its guard must allow the SQL and the database must prepare it (nothing runs).
+    /// A saved example the principal may not be shown ([`steward_sql::ExampleReader::may_see`]) is checked all
+    /// the same, its question, SQL and the reason it fails withheld (an administrator sees them).
     pub async fn check_examples(
         &self,
         principal: &Principal,
@@ -373,38 +472,65 @@ impl App {
         let guard = kit.guard_as(principal).map_err(|why| {
             AppError::Forbidden(format!("{} may read nothing: {why}", who(principal)))
         })?;
-        let mut found = Vec::new();
+        let admin = self.administers(principal);
+        // Where each is, its question and SQL, whether its text is withheld from the principal, and why Steward
+        // cannot read it (a saved one kept before comments were removed on save).
+        let mut found: Vec<(String, Example, bool, Option<String>)> = Vec::new();
         for (i, example) in self.config.knowledge.examples.iter().enumerate() {
-            found.push((
-                self.config
-                    .locate(&["knowledge", "examples", &i.to_string(), "sql"]),
-                example.question.clone(),
-                example.sql.clone(),
-            ));
+            let place = self
+                .config
+                .locate(&["knowledge", "examples", &i.to_string(), "sql"]);
+            found.push((place, example.clone(), false, None));
         }
         if let (Some(store), Some(database)) = (&self.store, self.examples_database()) {
+            let reader = kit.example_reader(principal);
             for saved in store.examples(&database).await? {
-                found.push((format!("saved {}", saved.id), saved.question, saved.sql));
+                let place = format!("saved {}", saved.id);
+                let example = Example {
+                    question: saved.question,
+                    sql: saved.sql,
+                };
+                match kit.example_facts(&example) {
+                    Ok(facts) => {
+                        let withheld = !admin && !reader.may_see(&facts);
+                        found.push((place, facts.example().clone(), withheld, None));
+                    }
+                    Err(why) => found.push((place, example, !admin, Some(why))),
+                }
             }
         }
         let mut checks = Vec::new();
-        for (place, question, sql) in found {
-            let verdict = guard.check(&sql);
-            let problem = if !verdict.allowed {
-                Some(format!(
-                    "the guard refuses it for {}: {}",
-                    who(principal),
-                    verdict.explanation().trim()
-                ))
-            } else if let Err(e) = kit.database().prepares(&sql, false).await {
-                Some(format!("the database refuses it: {}", e.message()))
+        for (place, example, withheld, unreadable) in found {
+            let verdict = guard.check(&example.sql);
+            let problem = if let Some(why) = unreadable {
+                Some(if withheld {
+                    "Steward cannot read its SQL safely".to_owned()
+                } else {
+                    format!("Steward cannot read its SQL safely: {why}")
+                })
+            } else if !verdict.allowed {
+                Some(if withheld {
+                    format!("the guard refuses it for {}", who(principal))
+                } else {
+                    format!(
+                        "the guard refuses it for {}: {}",
+                        who(principal),
+                        verdict.explanation().trim()
+                    )
+                })
+            } else if let Err(e) = kit.database().prepares(&example.sql, false).await {
+                Some(if withheld {
+                    "the database refuses it".to_owned()
+                } else {
+                    format!("the database refuses it: {}", e.message())
+                })
             } else {
                 None
             };
             checks.push(ExampleCheck {
                 place,
-                question,
-                sql,
+                question: shown_text(example.question, withheld),
+                sql: shown_text(example.sql, withheld),
                 problem,
             });
         }
@@ -446,6 +572,11 @@ impl App {
             None => principal.is_local(),
         }
     }
+}
+
+/// `text`, or what stands for it when it is withheld.
+fn shown_text(text: String, withheld: bool) -> String {
+    if withheld { WITHHELD.to_owned() } else { text }
 }
 
 /// The `sql` of a call's arguments (a JSON object, or a JSON string holding one).

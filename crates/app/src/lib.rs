@@ -56,7 +56,7 @@ pub use audited::Surface;
 pub use checks::{StoredDocument, parse_knowledge};
 pub use config::Config;
 pub use error::{AppError, ErrorKind};
-pub use examples::{EXAMPLES_FRESH, ExampleCheck, Imported};
+pub use examples::{CONFIRM_TIMEOUT, EXAMPLES_FRESH, ExampleCheck, Imported, ShownExample};
 pub use models::{ModelCache, ModelChoice, RunModels};
 pub use registry::{Deps, ToolRegistry};
 pub use roles::{PrincipalDef, RoleDef, RolePolicy, resolve_principal};

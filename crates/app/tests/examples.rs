@@ -232,3 +232,368 @@ async fn adding_an_example_checks_and_runs_its_sql_first() {
     assert_eq!(saved.len(), 1);
     assert_eq!(saved[0].sql, "SELECT COUNT(*) FROM orders");
 }
+
+/// The roles the row-filter tests share: a manager who sees every row, a clerk who sees customer 1's rows
+/// only, a viewer who reads customers' `ssn` masked, and an administrator.
+const ROLES: &str = r#"
+roles:
+  manager: {}
+  clerk:
+    sql:
+      rows:
+        orders: "customer_id = {principal.customer_id}"
+        customers: "id = {principal.customer_id}"
+  viewer:
+    sql:
+      masks: {customers.ssn: hash}
+  admin: {admin: true}
+principals:
+  mia: {role: manager}
+  ada: {role: clerk, customer_id: 1}
+  vic: {role: viewer}
+  root: {role: admin}
+"#;
+
+/// A shop whose second customer's order code and SSN only a reader of every row may learn.
+const SECRET_SHOP: &str = "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, ssn TEXT);
+     CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, order_code TEXT NOT NULL,
+                          total REAL NOT NULL, ordered_at DATE NOT NULL);
+     INSERT INTO customers (id, name, ssn) VALUES (1, 'Ann', 'SSN-ANN'), (2, 'Bob', 'SSN-BOB-SECRET');
+     INSERT INTO orders (id, customer_id, order_code, total, ordered_at) VALUES
+       (1, 1, 'AAAAAAAAAA', 10, '2024-01-05'), (2, 2, 'QZKDLWPRTM', 32.5, '2024-02-07');";
+
+/// The app on `db` (a shop made with [`SECRET_SHOP`]) with [`ROLES`] and a fresh store; its principals by name.
+async fn secret_app(db: &str) -> (Arc<App>, impl Fn(&str) -> Principal) {
+    let config = Config::parse(ROLES, std::path::Path::new("steward.yaml")).unwrap();
+    let store = RunStore::open(Some(&sqlite_url())).await.unwrap();
+    let app = Arc::new(
+        App::build(
+            config.clone(),
+            AppOptions {
+                db: Some(db.to_owned()),
+                store: Some(store),
+                ..AppOptions::default()
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    let principal =
+        move |name: &str| steward_app::resolve_principal(&config, Some(name), None).unwrap();
+    (app, principal)
+}
+
+async fn sqlite_shop(schema: &str) -> String {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("secret-shop-{}", unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("shop.sqlite").display());
+    let db = steward_sql::Database::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    db.execute_script(schema).await.unwrap();
+    db.close().await;
+    url
+}
+
+const SECRETS: [&str; 3] = ["QZKDLWPRTM", "SSN-BOB-SECRET", "Bob"];
+
+fn holds_a_secret(text: &str) -> Option<&'static str> {
+    SECRETS.into_iter().find(|s| text.contains(s))
+}
+
+/// Item 6 of issue 35: a manager's example whose literal names a row, or whose comment holds a secret, never
+/// reaches a reader whose rows are filtered (or whose values are masked) — not in the list, not in a check,
+/// not in the model's schema context — while a reader of every row gets it, without comments.
+#[tokio::test]
+async fn a_saved_example_never_carries_rows_to_a_reader_who_may_not_see_them() {
+    let db = sqlite_shop(SECRET_SHOP).await;
+    let (app, who) = secret_app(&db).await;
+    let (mia, ada, vic, root) = (who("mia"), who("ada"), who("vic"), who("root"));
+    let save = |q: &'static str, sql: &'static str| {
+        let app = app.clone();
+        let mia = mia.clone();
+        async move {
+            app.add_example(&mia, q, sql, ExampleSource::Api, None)
+                .await
+                .unwrap()
+        }
+    };
+    let literal = save(
+        "How many orders have the code QZKDLWPRTM?",
+        "SELECT COUNT(*) AS n FROM orders WHERE order_code = 'QZKDLWPRTM'",
+    )
+    .await;
+    let commented = save(
+        "How many orders are there?",
+        "SELECT COUNT(*) AS n /* SSN-BOB-SECRET */ FROM orders -- SSN-BOB-SECRET",
+    )
+    .await;
+    // Comments go on save, in odd places too; a string that looks like one stays.
+    assert_eq!(commented.sql, "SELECT COUNT(*) AS n FROM orders");
+    let odd = save(
+        "What is the total of orders per customer?",
+        "SELECT/*SSN-BOB-SECRET*/customer_id, SUM(total) AS total -- SSN-BOB-SECRET\nFROM orders\nWHERE order_code <> '-- not /* a comment */'\nGROUP BY customer_id /* SSN-BOB-SECRET",
+    )
+    .await;
+    assert_eq!(
+        odd.sql,
+        "SELECT customer_id, SUM(total) AS total\nFROM orders\nWHERE order_code <> '-- not /* a comment */'\nGROUP BY customer_id"
+    );
+    let number = save(
+        "How much did customer 2 order?",
+        "SELECT SUM(total) AS total FROM orders WHERE customer_id = 2",
+    )
+    .await;
+    let date = save(
+        "How many orders are there?",
+        "SELECT COUNT(*) AS n FROM orders WHERE ordered_at >= DATE('2024-02-01')",
+    )
+    .await;
+    let alias = save(
+        "What is the total of orders?",
+        "SELECT SUM(total) AS \"Bob Smith\" FROM orders",
+    )
+    .await;
+    let named = save(
+        "Which customer is Bob?",
+        "SELECT id FROM customers ORDER BY id",
+    )
+    .await;
+
+    let ids = |list: &[steward_app::ShownExample]| -> Vec<String> {
+        list.iter().map(|e| e.id.clone()).collect()
+    };
+    // A reader of every row gets every one, without comments.
+    let manager = app.examples_for(&mia).await.unwrap();
+    assert_eq!(
+        ids(&manager),
+        [&literal, &commented, &odd, &number, &date, &alias, &named].map(|e| e.id.clone())
+    );
+    assert!(!format!("{manager:?}").contains("SSN-BOB-SECRET"));
+    assert!(format!("{manager:?}").contains("QZKDLWPRTM"));
+    // The clerk gets only the one that holds no data of rows, as the manager saved it less its comments.
+    let clerk = app.examples_for(&ada).await.unwrap();
+    assert_eq!(ids(&clerk), std::slice::from_ref(&commented.id));
+    assert_eq!(clerk[0].sql, "SELECT COUNT(*) AS n FROM orders");
+    assert_eq!(holds_a_secret(&format!("{clerk:?}")), None, "{clerk:?}");
+    // The viewer reads every order, customers' SSN masked: values over orders reach it, but no question that
+    // may name rows, nor values over customers.
+    let viewer = app.examples_for(&vic).await.unwrap();
+    assert_eq!(
+        ids(&viewer),
+        [&commented, &odd, &date, &alias].map(|e| e.id.clone())
+    );
+    assert!(!ids(&viewer).contains(&named.id));
+
+    // The model's schema context: the clerk's never holds the secrets, the manager's does.
+    for question in [
+        "How many orders have the code QZKDLWPRTM?",
+        "How many orders are there, and what is their total per customer?",
+        "Which customer is Bob, and how much did customer 2 order?",
+    ] {
+        let context = |p: &Principal| {
+            app.schema_context_for(p, Some(question), 4000)
+                .unwrap()
+                .unwrap()
+                .0
+        };
+        let clerk = context(&ada);
+        assert_eq!(holds_a_secret(&clerk.text), None, "{}", clerk.text);
+        // (The manager's schema shows sample values of every column: its examples are judged alone.)
+        let manager = context(&mia).text;
+        let examples = manager
+            .split_once("-- Verified examples")
+            .map(|(_, examples)| examples)
+            .unwrap_or_default();
+        assert!(!examples.is_empty(), "{manager}");
+        assert!(!examples.contains("SSN-BOB-SECRET"), "{manager}");
+        if question.contains("code") {
+            assert!(examples.contains("QZKDLWPRTM"), "{manager}");
+        }
+    }
+    let seen = app
+        .schema_context_for(&ada, Some("How many orders are there?"), 4000)
+        .unwrap()
+        .unwrap()
+        .0;
+    assert!(
+        seen.text.contains("SELECT COUNT(*) AS n FROM orders;"),
+        "{}",
+        seen.text
+    );
+
+    // `steward examples check` for the clerk checks them all, their text withheld.
+    let checks = app.check_examples(&ada).await.unwrap();
+    assert_eq!(checks.len(), 7);
+    assert_eq!(holds_a_secret(&format!("{checks:?}")), None, "{checks:?}");
+
+    // Who saved an example, and from which run: for an administrator and the saver only (item 9 ii).
+    assert!(manager.iter().all(|e| e.saved_by.as_deref() == Some("mia")));
+    assert_eq!(clerk[0].saved_by, None);
+    assert_eq!(clerk[0].run_id, None);
+    let admin = app.examples_for(&root).await.unwrap();
+    assert!(admin.iter().all(|e| e.saved_by.as_deref() == Some("mia")));
+    // A duplicate saved by someone else does not name them either.
+    let twice = app
+        .add_example(
+            &ada,
+            "How many orders are there?",
+            "SELECT COUNT(*) AS n FROM orders",
+            ExampleSource::Api,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(twice.to_string().contains("saved already"), "{twice}");
+    assert!(!twice.to_string().contains("mia"), "{twice}");
+}
+
+/// Item 9 (i) of issue 35: saving an example runs its SQL once, within a few seconds, not a whole query's
+/// time limit: a query that runs on is stopped and refused, saying so.
+#[tokio::test]
+async fn a_slow_example_is_refused_within_the_bound() {
+    let db = shop().await;
+    let app = app(&db, &sqlite_url()).await;
+    let started = std::time::Instant::now();
+    let slow = app
+        .add_example(
+            &Principal::local(),
+            "How many numbers are there?",
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) AS n FROM c",
+            ExampleSource::Cli,
+            None,
+        )
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(slow.kind(), steward_app::ErrorKind::Invalid, "{slow}");
+    assert!(slow.to_string().contains("ran longer than 5 s"), "{slow}");
+    assert!(
+        took < steward_app::CONFIRM_TIMEOUT + std::time::Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(
+        app.examples_for(&Principal::local())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// The same on the servers: comments as PostgreSQL (nested, dollar quotes) and MariaDB (`#`, backslash
+/// escapes) read them are removed, strings that hold comment marks survive, and literals of their own kinds keep
+/// an example from the clerk. The first of `examples` (question, SQL, SQL as kept) is the only one it sees.
+async fn comments_and_literals_as_the_engine_reads_them(db: &str, examples: &[(&str, &str, &str)]) {
+    let (app, who) = secret_app(db).await;
+    let (mia, ada) = (who("mia"), who("ada"));
+    for (question, sql, kept) in examples {
+        let saved = app
+            .add_example(&mia, question, sql, ExampleSource::Api, None)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(saved.sql, *kept);
+    }
+    let manager = app.examples_for(&mia).await.unwrap();
+    assert_eq!(manager.len(), examples.len());
+    assert!(
+        !format!("{manager:?}").contains("SSN-BOB-SECRET"),
+        "{manager:?}"
+    );
+    let clerk = app.examples_for(&ada).await.unwrap();
+    assert_eq!(
+        clerk.iter().map(|e| e.sql.as_str()).collect::<Vec<_>>(),
+        [examples[0].2]
+    );
+    let context = app
+        .schema_context_for(
+            &ada,
+            Some("How many orders have the code QZKDLWPRTM?"),
+            4000,
+        )
+        .unwrap()
+        .unwrap()
+        .0;
+    assert_eq!(holds_a_secret(&context.text), None, "{}", context.text);
+}
+
+#[tokio::test]
+async fn comments_and_literals_as_postgres_reads_them() {
+    let Some(url) = pg_url().await else { return };
+    let db = steward_sql::Database::connect(&url).await.unwrap();
+    db.execute_script(SECRET_SHOP).await.unwrap();
+    db.close().await;
+    comments_and_literals_as_the_engine_reads_them(
+        &url,
+        &[
+            (
+                "How many orders are there?",
+                "SELECT COUNT(*) AS n /* SSN /* nested SSN-BOB-SECRET */ still SSN-BOB-SECRET */ FROM orders -- SSN-BOB-SECRET",
+                "SELECT COUNT(*) AS n FROM orders",
+            ),
+            (
+                "How many orders have this code?",
+                "SELECT COUNT(*) AS n FROM orders WHERE order_code <> $q$-- kept /* too */$q$ AND order_code = $$QZKDLWPRTM$$",
+                "SELECT COUNT(*) AS n FROM orders WHERE order_code <> $q$-- kept /* too */$q$ AND order_code = $$QZKDLWPRTM$$",
+            ),
+            (
+                "How many orders are there?",
+                "SELECT COUNT(*) AS n FROM orders WHERE ordered_at >= DATE '2024-02-01'",
+                "SELECT COUNT(*) AS n FROM orders WHERE ordered_at >= DATE '2024-02-01'",
+            ),
+            (
+                "What is the total of orders?",
+                "SELECT SUM(total) AS total FROM orders WHERE total > 20.5",
+                "SELECT SUM(total) AS total FROM orders WHERE total > 20.5",
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn comments_and_literals_as_mariadb_reads_them() {
+    let admin = "mysql://root@127.0.0.1:3306";
+    let server = match steward_sql::Database::connect(admin).await {
+        Ok(db) => db,
+        Err(e) => {
+            common::skip(&format!("MariaDB at {admin} is not reachable: {e}"));
+            return;
+        }
+    };
+    let name = format!("steward_examples_{}", unique().to_lowercase());
+    server
+        .execute_script(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let url = format!("{admin}/{name}");
+    let db = steward_sql::Database::connect(&url).await.unwrap();
+    db.execute_script(SECRET_SHOP).await.unwrap();
+    db.close().await;
+    comments_and_literals_as_the_engine_reads_them(
+        &url,
+        &[
+            (
+                "How many orders are there?",
+                "SELECT COUNT(*) AS n # SSN-BOB-SECRET\nFROM orders /* SSN-BOB-SECRET */ -- SSN-BOB-SECRET",
+                "SELECT COUNT(*) AS n\nFROM orders",
+            ),
+            (
+                "How many orders have this code?",
+                "SELECT COUNT(*) AS n FROM orders WHERE order_code <> 'it\\'s # kept -- too' AND order_code = 'QZKDLWPRTM'",
+                "SELECT COUNT(*) AS n FROM orders WHERE order_code <> 'it\\'s # kept -- too' AND order_code = 'QZKDLWPRTM'",
+            ),
+            (
+                "How many orders are there?",
+                "SELECT COUNT(*) AS n FROM orders WHERE ordered_at >= DATE '2024-02-01'",
+                "SELECT COUNT(*) AS n FROM orders WHERE ordered_at >= DATE '2024-02-01'",
+            ),
+        ],
+    )
+    .await;
+    server
+        .execute_script(&format!("DROP DATABASE {name}"))
+        .await
+        .unwrap();
+    server.close().await;
+}

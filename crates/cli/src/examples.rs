@@ -6,7 +6,8 @@
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use steward_app::App;
-use steward_app::store::{ExampleSource, SavedExample};
+use steward_app::ShownExample;
+use steward_app::store::ExampleSource;
 use steward_core::Principal;
 use steward_sql::Example;
 
@@ -22,7 +23,8 @@ pub(crate) enum ExamplesCommand {
     /// Save a question with the SQL that answers it (or a run's question with the last SQL it ran): the guard
     /// must allow the SQL for the principal, and it must run as that principal.
     Add(AddArgs),
-    /// List the examples saved for the database (those the principal's guard allows).
+    /// List the examples saved for the database that the principal may see (its guard allows the SQL, and none
+    /// holds values or a question naming rows its role filters or masks), without comments.
     List(ListArgs),
     /// Remove a saved example by its id (or the start of it).
     Remove(RemoveArgs),
@@ -211,11 +213,11 @@ async fn list(args: ListArgs, config: &ConfigFile) -> anyhow::Result<u8> {
 }
 
 /// An example as `list` shows it: its id, when, by whom and how; its question; its SQL.
-fn shown(example: &SavedExample, style: Style) -> String {
-    let by = if example.saved_by.is_empty() {
-        "the local user"
-    } else {
-        example.saved_by.as_str()
+fn shown(example: &ShownExample, style: Style) -> String {
+    let by = match example.saved_by.as_deref() {
+        Some("") => "the local user",
+        Some(name) => name,
+        None => "someone else",
     };
     let from = example
         .run_id

@@ -365,3 +365,160 @@ principals:
     assert!(last.contains(r"<\\/DATA>"), "{last}");
     assert!(!last.contains("</DATA>"), "{last}");
 }
+
+/// A shop whose second customer's order code and SSN only a reader of every row may learn, and its config:
+/// `mia` (a manager) sees every row, `ada` (a clerk, customer 1) only her own.
+fn secret_shop(what: &str) -> String {
+    let dir = scratch_dir(what);
+    let db = format!("{dir}/shop.sqlite");
+    sqlite3(
+        &db,
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, ssn TEXT);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, order_code TEXT NOT NULL,
+                              total REAL NOT NULL);
+         INSERT INTO customers (id, name, ssn) VALUES (1, 'Ann', 'SSN-ANN'), (2, 'Bob', 'SSN-BOB-SECRET');
+         INSERT INTO orders (id, customer_id, order_code, total) VALUES
+           (1, 1, 'AAAAAAAAAA', 10), (2, 2, 'QZKDLWPRTM', 32.5);",
+    );
+    let config = format!("{dir}/steward.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"databases:
+  shop: sqlite://{db}
+store: sqlite://{dir}/store.sqlite
+roles:
+  manager: {{agents: [analyst]}}
+  clerk:
+    agents: [analyst]
+    sql:
+      rows:
+        orders: "customer_id = {{principal.customer_id}}"
+        customers: "id = {{principal.customer_id}}"
+principals:
+  mia: {{role: manager}}
+  ada: {{role: clerk, customer_id: 1}}
+"#
+        ),
+    )
+    .unwrap();
+    config
+}
+
+const SECRETS: [&str; 2] = ["QZKDLWPRTM", "SSN-BOB-SECRET"];
+
+fn secret_in(text: &str) -> Option<&'static str> {
+    SECRETS.into_iter().find(|s| text.contains(s))
+}
+
+/// Issue 35, item 6, at the command line: the manager's examples — one whose literal names a row, one whose
+/// comments hold a secret — reach the clerk through neither `steward examples` (list, export, check), nor
+/// `steward schema`, nor the requests `steward ask` sends the model; the manager gets them without comments.
+#[tokio::test]
+async fn a_managers_example_never_carries_rows_to_a_row_filtered_clerk() {
+    let config = secret_shop("examples-rows");
+    for (question, sql) in [
+        (
+            "How many orders have the code QZKDLWPRTM?",
+            "SELECT COUNT(*) AS n FROM orders WHERE order_code = 'QZKDLWPRTM'",
+        ),
+        (
+            "How many orders are there?",
+            "/* SSN-BOB-SECRET */ SELECT COUNT(*) AS n FROM orders -- SSN-BOB-SECRET",
+        ),
+    ] {
+        let (code, _, err) = run(
+            &config,
+            &[
+                "add",
+                "--principal",
+                "mia",
+                "--question",
+                question,
+                "--sql",
+                sql,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let manager = listed(&config, &["--principal", "mia"]);
+    assert_eq!(manager.len(), 2, "{manager:?}");
+    assert_eq!(manager[1]["sql"], "SELECT COUNT(*) AS n FROM orders");
+    assert_eq!(manager[1]["saved_by"], "mia");
+    assert!(format!("{manager:?}").contains("QZKDLWPRTM"));
+    assert!(!format!("{manager:?}").contains("SSN-BOB-SECRET"));
+    // The clerk: the one without data of rows, not who saved it.
+    let clerk = listed(&config, &["--principal", "ada"]);
+    assert_eq!(clerk.len(), 1, "{clerk:?}");
+    assert_eq!(clerk[0]["sql"], "SELECT COUNT(*) AS n FROM orders");
+    assert!(clerk[0].get("saved_by").is_none(), "{clerk:?}");
+    for args in [
+        &["list", "--principal", "ada"][..],
+        &["export", "--principal", "ada"],
+        &["check", "--principal", "ada"],
+    ] {
+        let (code, out, err) = run(&config, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(secret_in(&out), None, "{args:?}: {out}");
+        assert_eq!(secret_in(&err), None, "{args:?}: {err}");
+    }
+    let (_, out, _) = run(&config, &["list", "--principal", "ada"]);
+    assert!(out.contains("by someone else"), "{out}");
+
+    let question = "How many orders are there, and how many have the code of the order?";
+    let out = steward(
+        &[
+            "-c",
+            &config,
+            "schema",
+            "--json",
+            "--principal",
+            "ada",
+            "--question",
+            question,
+        ],
+        &[],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let schema = text(&out.stdout);
+    assert!(
+        schema.contains("SELECT COUNT(*) AS n FROM orders;"),
+        "{schema}"
+    );
+    assert_eq!(secret_in(&schema), None, "{schema}");
+
+    // What the model receives: every request body `steward ask` sends for the clerk; the manager's holds the
+    // literal.
+    for (principal, shown) in [("ada", false), ("mia", true)] {
+        let server = mock_openai(vec![text_reply("There are orders.")]).await;
+        let base = format!("{}/v1", server.uri());
+        let out = steward(
+            &[
+                "-c",
+                &config,
+                "ask",
+                "--principal",
+                principal,
+                "--agent",
+                "analyst",
+                question,
+            ],
+            &[("OPENAI_BASE_URL", &base)],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let bodies: Vec<String> = bodies(&server).await.iter().map(Value::to_string).collect();
+        assert!(!bodies.is_empty());
+        let all = bodies.join("\n");
+        assert!(all.contains("SELECT COUNT(*) AS n FROM orders;"), "{all}");
+        if shown {
+            // The manager's schema shows sample values of every column: its examples are judged alone.
+            let examples = all.split_once("-- Verified examples").unwrap().1;
+            assert!(examples.contains("QZKDLWPRTM"), "{all}");
+            assert!(!examples.contains("SSN-BOB-SECRET"), "{all}");
+        } else {
+            assert_eq!(secret_in(&all), None, "{all}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `POST /api/examples` (the thumbs-up) and `GET /api/examples`, by effect: an example is saved only from SQL
-//! that ran, for a run of the caller's; a role never sees — in the list or in the analyst's instructions — an
-//! example over a table it may not read.
+//! that ran, for a run of the caller's, within a few seconds; a role never sees — in the list or in the
+//! analyst's instructions — an example over a table it may not read, nor one holding data of rows its role
+//! filters (literals, comments); who saved one is told only to administrators and the saver.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -18,10 +19,11 @@ use steward_server::{ModelChoice, Server, ServerOptions, token_hash};
 use common::{Running, events};
 
 /// Runs the SQL a message carries in `[sql: …]` with run_sql, then answers; a message without answers at once.
-/// Keeps the system prompt of each request.
+/// Keeps the system prompt of each request, and each whole request as it would go to a provider (JSON).
 #[derive(Debug, Default)]
 struct SqlBot {
     prompts: Mutex<Vec<String>>,
+    requests: Mutex<Vec<String>>,
 }
 
 #[async_trait::async_trait]
@@ -34,6 +36,10 @@ impl Model for SqlBot {
         if let Some(Message::System { content }) = request.messages.first() {
             self.prompts.lock().unwrap().push(content.clone());
         }
+        self.requests
+            .lock()
+            .unwrap()
+            .push(serde_json::to_string(request).unwrap());
         if matches!(request.messages.last(), Some(Message::Tool { .. })) {
             return Ok(ModelResponse::text("Done."));
         }
@@ -66,6 +72,34 @@ const UNA: &str = "token-of-una-auditor";
 
 /// A server on a shop database (`orders`, `customers`) where clerks read only `orders` and auditors all.
 async fn start(bot: Arc<SqlBot>) -> Running {
+    serve_shop(
+        bot,
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, salary REAL);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, total REAL NOT NULL);
+         INSERT INTO customers (name, salary) VALUES ('Ann', 100), ('Bob', 200);
+         INSERT INTO orders (customer_id, total) VALUES (1, 10), (2, 32.5);",
+        r#"
+roles:
+  clerk: {agents: [analyst], sql: {read: {orders: "*"}}}
+  auditor: {agents: [analyst]}
+principals:
+  ada: {role: clerk}
+  bea: {role: clerk}
+  una: {role: auditor}
+"#,
+        &[("ada", ADA), ("bea", BEA), ("una", UNA)],
+    )
+    .await
+}
+
+/// A server with `bot` on a SQLite shop made by `schema`, with `access` (its `roles:` and `principals:`) and an
+/// API token for each of `tokens` (principal, token).
+async fn serve_shop(
+    bot: Arc<SqlBot>,
+    schema: &str,
+    access: &str,
+    tokens: &[(&str, &str)],
+) -> Running {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "examples-{}-{}",
@@ -77,37 +111,20 @@ async fn start(bot: Arc<SqlBot>) -> Running {
     let db = steward_sql::Database::connect(&format!("sqlite://{}?mode=rwc", shop.display()))
         .await
         .unwrap();
-    db.execute_script(
-        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, salary REAL);
-         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, total REAL NOT NULL);
-         INSERT INTO customers (name, salary) VALUES ('Ann', 100), ('Bob', 200);
-         INSERT INTO orders (customer_id, total) VALUES (1, 10), (2, 32.5);",
-    )
-    .await
-    .unwrap();
+    db.execute_script(schema).await.unwrap();
     db.close().await;
+    let tokens: String = tokens
+        .iter()
+        .map(|(name, token)| {
+            format!(
+                "    - {{name: {name}, sha256: {}, principal: {name}}}\n",
+                token_hash(token)
+            )
+        })
+        .collect();
     let text = format!(
-        r#"
-databases:
-  shop: sqlite://{shop}
-defaults: {{agent: analyst}}
-roles:
-  clerk: {{agents: [analyst], sql: {{read: {{orders: "*"}}}}}}
-  auditor: {{agents: [analyst]}}
-principals:
-  ada: {{role: clerk}}
-  bea: {{role: clerk}}
-  una: {{role: auditor}}
-server:
-  tokens:
-    - {{name: ada, sha256: {ada}, principal: ada}}
-    - {{name: bea, sha256: {bea}, principal: bea}}
-    - {{name: una, sha256: {una}, principal: una}}
-"#,
+        "databases:\n  shop: sqlite://{shop}\ndefaults: {{agent: analyst}}\n{access}\nserver:\n  tokens:\n{tokens}",
         shop = shop.display(),
-        ada = token_hash(ADA),
-        bea = token_hash(BEA),
-        una = token_hash(UNA),
     );
     let config = Config::parse(&text, &dir.join("steward.yaml")).unwrap();
     let store = RunStore::open(Some(&format!("sqlite://{}/store.sqlite", dir.display())))
@@ -311,4 +328,224 @@ async fn a_role_never_sees_an_example_over_a_table_it_may_not_read() {
     ask(&s, UNA, question).await;
     let auditor_prompt = bot.prompts.lock().unwrap().last().cloned().unwrap();
     assert!(auditor_prompt.contains(SALARIES), "{auditor_prompt}");
+}
+
+const MIA: &str = "token-of-mia-manager";
+const ROOT: &str = "token-of-root-admin";
+
+/// A shop whose second customer's order code and SSN only a reader of every row may learn: managers (`mia`) and
+/// auditors (`una`) see every row, clerks (`ada`, customer 1) their own, `root` administers.
+async fn start_secret(bot: Arc<SqlBot>) -> Running {
+    serve_shop(
+        bot,
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, ssn TEXT);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, order_code TEXT NOT NULL,
+                              total REAL NOT NULL);
+         INSERT INTO customers (id, name, ssn) VALUES (1, 'Ann', 'SSN-ANN'), (2, 'Bob', 'SSN-BOB-SECRET');
+         INSERT INTO orders (id, customer_id, order_code, total) VALUES
+           (1, 1, 'AAAAAAAAAA', 10), (2, 2, 'QZKDLWPRTM', 32.5);",
+        r#"
+roles:
+  manager: {agents: [analyst]}
+  auditor: {agents: [analyst]}
+  clerk:
+    agents: [analyst]
+    sql:
+      rows:
+        orders: "customer_id = {principal.customer_id}"
+        customers: "id = {principal.customer_id}"
+  admin: {agents: [analyst], admin: true}
+principals:
+  mia: {role: manager}
+  una: {role: auditor}
+  ada: {role: clerk, customer_id: 1}
+  root: {role: admin}
+"#,
+        &[("mia", MIA), ("una", UNA), ("ada", ADA), ("root", ROOT)],
+    )
+    .await
+}
+
+/// What a clerk must never receive from the manager's examples.
+const SECRETS: [&str; 2] = ["QZKDLWPRTM", "SSN-BOB-SECRET"];
+
+fn secret_in(text: &str) -> Option<&'static str> {
+    SECRETS.into_iter().find(|s| text.contains(s))
+}
+
+async fn save(s: &Running, token: &str, question: &str, sql: &str) -> Value {
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/examples",
+            Some(token),
+            Some(json!({"question": question, "sql": sql})),
+        )
+        .await;
+    assert_eq!(status, 201, "{sql}: {body}");
+    body
+}
+
+/// Issue 35, item 6: a manager's example whose literal names a row, or whose comment holds a secret, reaches a
+/// row-filtered clerk neither through `GET /api/examples` nor through the model's prompt (the analyst behind the
+/// web API and behind `/v1`); a reader of every row gets it, without comments.
+#[tokio::test]
+async fn a_managers_example_never_carries_rows_to_a_row_filtered_clerk() {
+    let bot = Arc::new(SqlBot::default());
+    let s = start_secret(bot.clone()).await;
+    let literal = save(
+        &s,
+        MIA,
+        "How many orders have the code QZKDLWPRTM?",
+        "SELECT COUNT(*) AS n FROM orders WHERE order_code = 'QZKDLWPRTM'",
+    )
+    .await;
+    let commented = save(
+        &s,
+        MIA,
+        "How many orders are there?",
+        "SELECT COUNT(*) AS n -- SSN-BOB-SECRET\nFROM orders /* the customer's SSN is SSN-BOB-SECRET",
+    )
+    .await;
+    assert_eq!(commented["sql"], "SELECT COUNT(*) AS n\nFROM orders");
+    let quoted = save(
+        &s,
+        MIA,
+        "What is the total of orders per customer?",
+        "SELECT customer_id, SUM(total) AS total FROM orders WHERE order_code <> '-- kept /* SSN */' GROUP BY customer_id",
+    )
+    .await;
+    assert_eq!(
+        quoted["sql"],
+        "SELECT customer_id, SUM(total) AS total FROM orders WHERE order_code <> '-- kept /* SSN */' GROUP BY customer_id"
+    );
+
+    let listed = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let id = |e: &Value| e["id"].as_str().unwrap().to_owned();
+    // The clerk: only the example that holds no data of rows, without its comment.
+    let (status, clerk) = s.json("GET", "/api/examples", Some(ADA), None).await;
+    assert_eq!(status, 200, "{clerk}");
+    assert_eq!(listed(&clerk), [id(&commented)]);
+    assert_eq!(secret_in(&clerk.to_string()), None, "{clerk}");
+    // The manager and the auditor see every row: every example, no comment.
+    for token in [MIA, UNA] {
+        let (_, all) = s.json("GET", "/api/examples", Some(token), None).await;
+        assert_eq!(listed(&all), [id(&literal), id(&commented), id(&quoted)]);
+        assert!(all.to_string().contains("QZKDLWPRTM"), "{all}");
+        assert!(!all.to_string().contains("SSN-BOB-SECRET"), "{all}");
+        assert!(all.to_string().contains("-- kept /* SSN */"), "{all}");
+    }
+
+    // The model's prompt for the clerk, through the web API and through /v1, holds none of it; the manager's
+    // holds the literal.
+    let question = "How many orders are there, and how many have the code of the order?";
+    let last_request = || bot.requests.lock().unwrap().last().cloned().unwrap();
+    ask(&s, ADA, question).await;
+    let clerk_request = last_request();
+    assert!(
+        clerk_request.contains("SELECT COUNT(*) AS n\\nFROM orders"),
+        "{clerk_request}"
+    );
+    assert_eq!(secret_in(&clerk_request), None, "{clerk_request}");
+    let (status, reply) = s
+        .json(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(json!({"model": "analyst", "messages": [{"role": "user", "content": question}]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let v1_request = last_request();
+    assert!(v1_request.contains("saved examples"), "{v1_request}");
+    assert_eq!(secret_in(&v1_request), None, "{v1_request}");
+    assert_eq!(secret_in(&reply.to_string()), None, "{reply}");
+    ask(&s, MIA, question).await;
+    let manager_request = last_request();
+    assert!(manager_request.contains("QZKDLWPRTM"), "{manager_request}");
+}
+
+/// Issue 35, item 9 (ii): who saved an example and the run it came from are told to an administrator and to the
+/// one who saved it, not to other readers.
+#[tokio::test]
+async fn who_saved_an_example_is_told_only_to_administrators_and_the_saver() {
+    let s = start_secret(Arc::default()).await;
+    let (run, ran) = ask(
+        &s,
+        MIA,
+        "What is the total of orders? [sql: SELECT SUM(total) AS total FROM orders]",
+    )
+    .await;
+    assert_eq!(ran, Some(true));
+    let (status, saved) = thumbs_up(&s, MIA, &run).await;
+    assert_eq!(status, 201, "{saved}");
+    save(
+        &s,
+        MIA,
+        "How many orders are there?",
+        "SELECT COUNT(*) AS n FROM orders",
+    )
+    .await;
+    for (token, told) in [(MIA, true), (ROOT, true), (UNA, false), (ADA, false)] {
+        let (status, list) = s.json("GET", "/api/examples", Some(token), None).await;
+        assert_eq!(status, 200, "{list}");
+        let list = list.as_array().unwrap();
+        assert!(!list.is_empty());
+        for example in list {
+            assert_eq!(
+                example.get("saved_by").is_some(),
+                told,
+                "{token}: {example}"
+            );
+            if !told {
+                assert!(example["run_id"].is_null(), "{token}: {example}");
+                assert!(!example.to_string().contains(&run), "{token}: {example}");
+                assert!(!example.to_string().contains("mia"), "{token}: {example}");
+            }
+        }
+        if token == UNA || told {
+            assert_eq!(list.len(), 2, "{token}");
+        }
+        if told {
+            assert_eq!(list[0]["saved_by"], "mia");
+            assert_eq!(list[0]["run_id"], run.as_str());
+        }
+    }
+}
+
+/// Issue 35, item 9 (i): an example whose SQL runs on is stopped within a few seconds and refused, the request
+/// answered promptly with why.
+#[tokio::test]
+async fn a_slow_example_is_refused_promptly() {
+    let s = start_secret(Arc::default()).await;
+    let started = std::time::Instant::now();
+    let (status, body) = s
+        .json(
+            "POST",
+            "/api/examples",
+            Some(MIA),
+            Some(json!({
+                "question": "How many numbers are there?",
+                "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) AS n FROM c",
+            })),
+        )
+        .await;
+    let took = started.elapsed();
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("ran longer than 5 s"),
+        "{body}"
+    );
+    assert!(took < Duration::from_secs(9), "{took:?}");
+    let (_, list) = s.json("GET", "/api/examples", Some(MIA), None).await;
+    assert_eq!(list, json!([]));
 }

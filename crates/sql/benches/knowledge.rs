@@ -12,8 +12,8 @@ mod common;
 use std::time::Instant;
 
 use steward_sql::{
-    Database, Dialect, Example, ExamplePool, GlossaryEntry, Guard, Knowledge, Metric,
-    knowledge_context, schema_context,
+    Database, Dialect, Example, ExamplePool, ExampleReader, GlossaryEntry, Guard, Knowledge,
+    Metric, knowledge_context, schema_context,
 };
 
 const ROUNDS: usize = 50;
@@ -84,7 +84,7 @@ fn main() {
                 &examples,
                 Some(question),
                 1500,
-                &guard,
+                &ExampleReader::everything(guard.clone()),
             );
         });
         println!("  with knowledge, {n:>3} examples:  {ms:.3} ms");

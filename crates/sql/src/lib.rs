@@ -58,8 +58,8 @@ pub use guard::{
 };
 pub use introspect::IntrospectOptions;
 pub use knowledge::{
-    EXAMPLES_SHOWN, Example, ExampleIndex, ExamplePool, GlossaryEntry, Knowledge, KnowledgeCheck,
-    Metric, TableNote, knowledge_context,
+    EXAMPLES_SHOWN, Example, ExampleFacts, ExampleIndex, ExamplePool, ExampleReader, GlossaryEntry,
+    Knowledge, KnowledgeCheck, Metric, RowAccess, TableNote, Vocabulary, knowledge_context,
 };
 pub use privileges::Privileges;
 pub use query::{MAX_ROWS, MAX_TIMEOUT, Param, QueryLimits, QueryResult, ResultColumn, cell_text};

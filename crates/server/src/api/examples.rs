@@ -1,6 +1,8 @@
 //! Verified examples: a person's thumbs-up on an answer saves its question with the SQL it ran, through the
-//! app's one governed path (the caller's guard must allow the SQL, and it must run as the caller).
+//! app's one governed path (the caller's guard must allow the SQL, and it must run as the caller). The list
+//! shows what the app's one rule lets the caller see ([`steward_app::App::examples_for`]).
 
+use steward_app::ShownExample;
 use steward_app::store::{ExampleSource, SavedExample};
 
 use super::*;
@@ -32,20 +34,36 @@ pub(crate) struct ExampleView {
     database: String,
     /// The question.
     question: String,
-    /// The SQL that answers it.
+    /// The SQL that answers it, without comments.
     sql: String,
-    /// Who saved it (empty: the local user).
-    saved_by: String,
+    /// Who saved it (empty: the local user); absent unless the caller administers or saved it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    saved_by: Option<String>,
     /// When (RFC 3339).
     saved_at: String,
     /// `cli`, `web`, `api` or `import`.
     source: String,
-    /// The run it was taken from, when it was.
+    /// The run it was taken from, when it was (told only to an administrator and the one who saved it).
     run_id: Option<String>,
 }
 
 impl From<SavedExample> for ExampleView {
     fn from(e: SavedExample) -> Self {
+        Self {
+            id: e.id,
+            database: e.database,
+            question: e.question,
+            sql: e.sql,
+            saved_by: Some(e.saved_by),
+            saved_at: e.saved_at.to_rfc3339(),
+            source: e.source.as_str().to_owned(),
+            run_id: e.run_id,
+        }
+    }
+}
+
+impl From<ShownExample> for ExampleView {
+    fn from(e: ShownExample) -> Self {
         Self {
             id: e.id,
             database: e.database,
@@ -103,7 +121,10 @@ pub(crate) async fn add_example(
     Ok((StatusCode::CREATED, Json(ExampleView::from(saved))).into_response())
 }
 
-/// The examples saved for the server's database that the caller's guard allows, oldest first.
+/// The examples saved for the server's database that the caller may see, oldest first: those its guard allows
+/// that hold no data of rows it does not see (literals, made-up names, a question that may name rows, over a
+/// table its role filters or masks), without comments; who saved each and from which run only for an
+/// administrator and the one who saved it.
 #[utoipa::path(get, path = "/api/examples", tag = "api", responses((status = 200, body = Vec<ExampleView>)))]
 pub(crate) async fn list_examples(
     State(shared): State<Arc<Shared>>,

@@ -24,6 +24,7 @@
 mod bounds;
 mod catalog;
 mod classify;
+mod free_text;
 mod functions;
 mod lex;
 mod lexical;

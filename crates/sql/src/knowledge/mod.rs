@@ -5,10 +5,13 @@
 //! [`Knowledge`] is plain data (the `knowledge:` section of `steward.yaml`). [`Knowledge::checks`] turns every
 //! SQL fragment into a statement the guard and the database can check at load; [`knowledge_context`] puts
 //! what a question needs into its schema context: the glossary entries and metrics whose words it uses, and
-//! the verified examples most like it (see [`ExampleIndex`]), each only when the reader may run its SQL.
+//! the verified examples most like it (see [`ExampleIndex`]), each only when the reader may run its SQL — and
+//! a saved one only when it holds no data of rows the reader does not see (see [`ExampleReader::may_see`]).
 //!
 //! The statements built here are only ever checked (guard, prepare), never run: the model reads the fragments
 //! and writes its own SQL, which goes through the guard like any other.
+
+mod exposure;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -18,6 +21,8 @@ use steward_core::estimate_tokens;
 use crate::catalog::Catalog;
 use crate::context::{ContextIndex, SchemaContext, terms};
 use crate::guard::Guard;
+
+pub use exposure::{ExampleFacts, ExampleReader, RowAccess, Vocabulary};
 
 /// The `knowledge:` section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -607,22 +612,52 @@ pub struct ExamplePool {
     index: ExampleIndex,
     /// How many of the first examples are the operator's.
     operators: usize,
+    /// The facts of each saved one (those after the operator's), in order.
+    facts: Vec<ExampleFacts>,
 }
 
 impl ExamplePool {
     /// The pool of `knowledge`'s examples and `saved` (those already among the operator's left out); `guard`
-    /// reads the tables each one's SQL reads.
+    /// reads the tables each one's SQL reads. The saved ones are judged against an empty vocabulary (every
+    /// question with a word of its own may name rows); see [`ExamplePool::with_vocabulary`].
     pub fn new(knowledge: &Knowledge, saved: &[Example], guard: &Guard) -> Self {
+        Self::with_vocabulary(knowledge, saved, guard, &Vocabulary::default())
+    }
+
+    /// [`ExamplePool::new`], the saved examples' questions and names judged against `vocabulary` (the
+    /// database's). A saved example is held without its comments; one whose SQL cannot be read safely is left
+    /// out.
+    pub fn with_vocabulary(
+        knowledge: &Knowledge,
+        saved: &[Example],
+        guard: &Guard,
+        vocabulary: &Vocabulary,
+    ) -> Self {
         let mut all = knowledge.examples.clone();
         let operators = all.len();
+        let mut facts = Vec::new();
         for example in saved {
-            if !all.contains(example) {
-                all.push(example.clone());
+            let Ok(found) = ExampleFacts::of(example, guard, vocabulary) else {
+                continue;
+            };
+            if !all.contains(found.example()) {
+                all.push(found.example().clone());
+                facts.push(found);
             }
         }
         Self {
             index: ExampleIndex::new(&all, guard),
             operators,
+            facts,
+        }
+    }
+
+    /// Whether `reader` may be shown the example at `i`: an operator's when its guard allows the SQL, a saved
+    /// one as [`ExampleReader::may_see`] decides.
+    fn shown_to(&self, i: usize, reader: &ExampleReader) -> bool {
+        match i.checked_sub(self.operators) {
+            None => reader.guard().check(&self.index.example(i).sql).allowed,
+            Some(saved) => self.facts.get(saved).is_some_and(|f| reader.may_see(f)),
         }
     }
 }
@@ -640,8 +675,9 @@ const KNOWLEDGE_SHARE: f64 = 0.4;
 /// `budget` tokens: the glossary entries and metrics whose words (or synonyms) the question uses — all of
 /// them without a question —, then the [`EXAMPLES_SHOWN`] verified examples most like it (`knowledge`'s own
 /// and `examples`), then the tables, ranked for the question with the matched entries' SQL (so a synonym steers
-/// retrieval too). `guard` is the reader's: an entry, metric, dimension or example whose SQL it refuses (a table
-/// or column the reader may not read) is never shown; a fragment's statement is built over `full`, the whole
+/// retrieval too). `reader` is the reader's guard and rows: an entry, metric, dimension or example whose SQL its
+/// guard refuses (a table or column the reader may not read) is never shown, nor a saved example holding data of
+/// rows it does not see ([`ExampleReader::may_see`]); a fragment's statement is built over `full`, the whole
 /// catalog, so that a table the reader does not see is in it and refused. `catalog` is the reader's view, with the
 /// table descriptions applied ([`Knowledge::annotate`]) before it was limited. The examples of `knowledge` are the
 /// operator's, those of `examples` after them were saved by users and are shown as data (between `<data>` tags,
@@ -653,8 +689,9 @@ pub fn knowledge_context(
     examples: &ExamplePool,
     question: Option<&str>,
     budget: usize,
-    guard: &Guard,
+    reader: &ExampleReader,
 ) -> SchemaContext {
+    let guard = reader.guard();
     let question = question.map(str::trim).filter(|q| !q.is_empty());
     let words: BTreeSet<String> = question
         .map(terms)
@@ -720,8 +757,8 @@ pub fn knowledge_context(
                 .index
                 .ranked(question, &top)
                 .into_iter()
+                .filter(|(i, _)| examples.shown_to(*i, reader))
                 .map(|(i, _)| (examples.index.example(i), i < examples.operators))
-                .filter(|(example, _)| readable(&example.sql))
                 .take(EXAMPLES_SHOWN)
                 .collect()
         }

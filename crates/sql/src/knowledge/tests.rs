@@ -174,7 +174,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("revenue from active customers in France last month"),
         2000,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert_eq!(context.metrics, ["revenue"]);
     assert_eq!(context.glossary, ["active customer"]);
@@ -202,7 +202,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("sales by regular buyers"),
         2000,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert_eq!(by_synonym.metrics, ["revenue"]);
     assert_eq!(by_synonym.glossary, ["active customer"]);
@@ -214,7 +214,7 @@ fn a_question_gets_the_metric_and_glossary_entry_it_uses_and_similar_examples() 
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("list the products"),
         2000,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert!(unrelated.metrics.is_empty() && unrelated.glossary.is_empty());
 }
@@ -237,7 +237,7 @@ fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("total salary paid: payroll"),
         2000,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert!(context.examples.is_empty(), "{:?}", context.examples);
     assert!(context.glossary.is_empty(), "{:?}", context.glossary);
@@ -249,7 +249,7 @@ fn a_reader_never_sees_knowledge_over_what_it_may_not_read() {
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("total salary paid: payroll"),
         2000,
-        &Guard::new(Dialect::Sqlite),
+        &ExampleReader::everything(Guard::new(Dialect::Sqlite)),
     );
     assert_eq!(everyone.examples, ["What is the total salary paid?"]);
     assert_eq!(everyone.glossary, ["payroll"]);
@@ -266,7 +266,7 @@ fn the_knowledge_stays_within_its_share_of_a_small_budget() {
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         None,
         60,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert!(context.tokens <= 60, "{}", context.tokens);
 }
@@ -377,7 +377,7 @@ fn a_fragment_naming_a_hidden_table_beside_a_visible_one_stays_hidden() {
         &ExamplePool::new(&k, &[], &Guard::new(Dialect::Sqlite)),
         Some("stray strayq payratio joined revenue"),
         2000,
-        &guard,
+        &ExampleReader::everything(guard.clone()),
     );
     assert!(context.glossary.is_empty(), "{:?}", context.glossary);
     assert_eq!(context.metrics, ["revenue"]);
@@ -406,7 +406,7 @@ fn saved_examples_are_data_and_the_operators_are_not() {
         &ExamplePool::new(&k, &saved, &Guard::new(Dialect::Sqlite)),
         Some("How many orders were shipped to France or Norway?"),
         2000,
-        &Guard::new(Dialect::Sqlite),
+        &ExampleReader::everything(Guard::new(Dialect::Sqlite)),
     );
     assert_eq!(context.examples.len(), 2, "{:?}", context.examples);
     let operators = context
@@ -472,4 +472,170 @@ fn fragments_with_comments_or_statements_are_refused_as_such() {
         .find(|c| c.path == ["metrics", "r", "sql"])
         .unwrap();
     assert_eq!(replace.problem, None);
+}
+
+/// A clerk whose role filters `orders` (and masks nothing else), over the shop.
+fn clerk() -> ExampleReader {
+    ExampleReader::new(
+        Guard::new(Dialect::Sqlite),
+        RowAccess::limited(["orders".to_owned()].into(), &shop()),
+    )
+}
+
+fn facts(question: &str, sql: &str) -> ExampleFacts {
+    let k = knowledge();
+    ExampleFacts::of(
+        &Example {
+            question: question.into(),
+            sql: sql.into(),
+        },
+        &Guard::new(Dialect::Sqlite),
+        &Vocabulary::new(&shop(), &k),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_saved_example_holding_data_of_rows_a_reader_does_not_see_is_hidden_from_it() {
+    let everyone = ExampleReader::everything(Guard::new(Dialect::Sqlite));
+    let nobody = ExampleReader::new(Guard::new(Dialect::Sqlite), RowAccess::Nothing);
+    let clerk = clerk();
+    // Shown to the clerk: no value, no made-up name, a question in the database's words.
+    for (question, sql) in [
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) AS n FROM orders",
+        ),
+        (
+            "What is the total of orders per status?",
+            "SELECT o.status, SUM(o.total) AS revenue FROM orders o GROUP BY o.status ORDER BY 2 LIMIT 5",
+        ),
+        (
+            "What is the total of orders per month?",
+            "SELECT strftime('%Y-%m', ordered_at) AS month, SUM(total) AS total FROM orders GROUP BY 1",
+        ),
+        // Values over a table the clerk sees whole.
+        (
+            "Which products have the longest title?",
+            "SELECT title FROM products WHERE title LIKE '%lamp%'",
+        ),
+    ] {
+        let f = facts(question, sql);
+        assert!(everyone.may_see(&f), "{sql}");
+        assert!(!nobody.may_see(&f), "{sql}");
+        assert!(clerk.may_see(&f), "{sql}");
+    }
+    // Hidden from the clerk, shown to a reader whose rows nothing filters.
+    for (question, sql) in [
+        (
+            "How many orders have the code QZKDLWPRTM?",
+            "SELECT COUNT(*) FROM orders",
+        ),
+        (
+            "how many orders did qzkdlwprtm place?",
+            "SELECT COUNT(*) FROM orders",
+        ),
+        (
+            "How many orders of customer 7?",
+            "SELECT COUNT(*) FROM orders",
+        ),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) FROM orders WHERE status = 'QZKDLWPRTM'",
+        ),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) FROM orders WHERE customer_id = 7",
+        ),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) FROM orders WHERE ordered_at > DATE('2024-01-31')",
+        ),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) AS \"Bob Smith\" FROM orders",
+        ),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) AS qzkdlwprtm FROM orders",
+        ),
+        // A value read from no table, or from a relation that may read a filtered one.
+        ("What is the total?", "SELECT 'QZKDLWPRTM' AS total"),
+        (
+            "How many orders are there?",
+            "SELECT COUNT(*) FROM order_view WHERE total > 5",
+        ),
+    ] {
+        let f = facts(question, sql);
+        assert!(f.holds_data(), "{question} {sql}");
+        assert!(!clerk.may_see(&f), "{question} {sql}");
+        assert!(everyone.may_see(&f), "{question} {sql}");
+    }
+    // The guard still decides first: a table the reader may not read is never shown.
+    let no_salaries =
+        ExampleReader::everything(Guard::new(Dialect::Sqlite).with_policy(GuardPolicy {
+            tables: Some(vec!["orders".into()]),
+            ..GuardPolicy::default()
+        }));
+    assert!(!no_salaries.may_see(&facts(
+        "What is the total amount?",
+        "SELECT SUM(amount) FROM salaries"
+    )));
+}
+
+#[test]
+fn a_saved_example_is_kept_and_shown_without_its_comments() {
+    let f = facts(
+        "How many orders are there?",
+        "/* SSN-BOB-SECRET */ SELECT COUNT(*) AS n -- SSN-BOB-SECRET\nFROM orders WHERE status <> '-- kept /* too */';",
+    );
+    assert_eq!(
+        f.example().sql,
+        "SELECT COUNT(*) AS n\nFROM orders WHERE status <> '-- kept /* too */'"
+    );
+    let k = knowledge();
+    let catalog = k.annotate(&shop());
+    let saved = vec![
+        Example {
+            question: "How many orders are there?".into(),
+            sql: "SELECT COUNT(*) AS n FROM orders /* SSN-BOB-SECRET */".into(),
+        },
+        Example {
+            question: "How many orders are there for QZKDLWPRTM?".into(),
+            sql: "SELECT COUNT(*) AS n FROM orders WHERE status = 'QZKDLWPRTM'".into(),
+        },
+    ];
+    let guard = Guard::new(Dialect::Sqlite);
+    let pool = ExamplePool::with_vocabulary(&k, &saved, &guard, &Vocabulary::new(&shop(), &k));
+    let context = |reader: &ExampleReader| {
+        knowledge_context(
+            &catalog,
+            &catalog,
+            &k,
+            &pool,
+            Some("How many orders are there?"),
+            2000,
+            reader,
+        )
+    };
+    let everyone = context(&ExampleReader::everything(guard.clone()));
+    assert!(
+        everyone.text.contains("SELECT COUNT(*) AS n FROM orders;"),
+        "{}",
+        everyone.text
+    );
+    assert!(everyone.text.contains("QZKDLWPRTM"), "{}", everyone.text);
+    assert!(
+        !everyone.text.contains("SSN-BOB-SECRET"),
+        "{}",
+        everyone.text
+    );
+    let clerk = context(&clerk());
+    assert!(
+        clerk.text.contains("SELECT COUNT(*) AS n FROM orders;"),
+        "{}",
+        clerk.text
+    );
+    assert!(!clerk.text.contains("QZKDLWPRTM"), "{}", clerk.text);
+    assert!(!clerk.text.contains("SSN-BOB-SECRET"), "{}", clerk.text);
 }

@@ -20,7 +20,10 @@ use crate::context::SchemaContext;
 use crate::database::Database;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::guard::{Guard, GuardPolicy};
-use crate::knowledge::{Example, ExamplePool, Knowledge, knowledge_context};
+use crate::knowledge::{
+    Example, ExampleFacts, ExamplePool, ExampleReader, Knowledge, RowAccess, Vocabulary,
+    knowledge_context,
+};
 use crate::query::{QueryLimits, QueryResult};
 
 pub use access::{Access, AccessFn, filtered_note, read_as};
@@ -41,6 +44,8 @@ pub struct SqlToolkit {
     pub(crate) knowledge: Knowledge,
     /// The knowledge's examples and the saved ones (the run store's for this database), indexed for ranking (rebuilt when the saved ones change).
     pub(crate) pool: std::sync::RwLock<Arc<ExamplePool>>,
+    /// The words of the database and the knowledge, which saved examples may use without naming rows.
+    pub(crate) vocabulary: Vocabulary,
 }
 
 impl std::fmt::Debug for SqlToolkit {
@@ -116,6 +121,7 @@ impl SqlToolkit {
         }
         let guard = db.guard().await?.with_policy(policy);
         let pool = ExamplePool::new(&knowledge, &[], &guard);
+        let vocabulary = Vocabulary::new(&catalog, &knowledge);
         Ok(Arc::new(Self {
             guard,
             db,
@@ -124,6 +130,7 @@ impl SqlToolkit {
             access,
             knowledge,
             pool: std::sync::RwLock::new(Arc::new(pool)),
+            vocabulary,
         }))
     }
 
@@ -134,7 +141,8 @@ impl SqlToolkit {
 
     /// Replaces the saved verified examples (the run store's, for this database).
     pub fn set_examples(&self, examples: Vec<Example>) {
-        let pool = ExamplePool::new(&self.knowledge, &examples, &self.guard);
+        let pool =
+            ExamplePool::with_vocabulary(&self.knowledge, &examples, &self.guard, &self.vocabulary);
         if let Ok(mut held) = self.pool.write() {
             *held = Arc::new(pool);
         }
@@ -162,25 +170,67 @@ impl SqlToolkit {
         }
     }
 
+    /// `principal` as a reader of saved examples: its guard and the rows it sees (see
+    /// [`ExampleReader::may_see`], the one rule of who is shown which example). A principal whose access cannot
+    /// be worked out sees none.
+    pub fn example_reader(&self, principal: &Principal) -> ExampleReader {
+        match self
+            .access
+            .as_ref()
+            .map(|f| f.of(principal, self.catalog.dialect))
+        {
+            None | Some(Ok(None)) => ExampleReader::everything(self.guard.clone()),
+            Some(Ok(Some(access))) => {
+                let scoped = access
+                    .scope
+                    .filters()
+                    .into_iter()
+                    .map(|(table, _)| table)
+                    .chain(access.scope.masks().into_iter().map(|(table, _, _)| table))
+                    .collect();
+                ExampleReader::new(
+                    self.guard.clone().with_policy(access.read),
+                    RowAccess::limited(scoped, &self.catalog),
+                )
+            }
+            Some(Err(_)) => ExampleReader::new(self.guard.clone(), RowAccess::Nothing),
+        }
+    }
+
+    /// What a saved example holds (its SQL without comments, the tables it reads, whether it holds data of
+    /// rows), read with the database's guard; an error saying why when its SQL cannot be read safely.
+    pub fn example_facts(&self, example: &Example) -> Result<ExampleFacts, String> {
+        ExampleFacts::of(example, &self.guard, &self.vocabulary)
+    }
+
+    /// The saved `example` as `reader` is shown it (its SQL without comments), or `None` when
+    /// [`ExampleReader::may_see`] says it may not see it (or its SQL cannot be read safely).
+    pub fn shown_example(&self, reader: &ExampleReader, example: &Example) -> Option<Example> {
+        let facts = self.example_facts(example).ok()?;
+        reader.may_see(&facts).then(|| facts.example().clone())
+    }
+
     /// The schema context a model answering `question` for `principal` gets, within `budget` tokens: the
     /// tables it may see, ranked for the question, with the glossary entries, metrics and verified examples the
-    /// question needs and it may read (see [`knowledge_context`]). A principal whose access cannot be worked
-    /// out sees no table and no knowledge.
+    /// question needs and it may read (see [`knowledge_context`]; a saved example only as
+    /// [`ExampleReader::may_see`] allows). A principal whose access cannot be worked out sees no table and no
+    /// knowledge.
     pub fn context_as(
         &self,
         principal: &Principal,
         question: Option<&str>,
         budget: usize,
     ) -> SchemaContext {
-        match (self.catalog_as(principal), self.guard_as(principal)) {
-            (Ok(catalog), Ok(guard)) => knowledge_context(
+        let reader = self.example_reader(principal);
+        match self.catalog_as(principal) {
+            Ok(catalog) if *reader.rows() != RowAccess::Nothing => knowledge_context(
                 &catalog,
                 &self.catalog,
                 &self.knowledge,
                 &self.pool(),
                 question,
                 budget,
-                &guard,
+                &reader,
             ),
             _ => crate::context::schema_context(&nothing_visible(&self.catalog), question, budget),
         }
