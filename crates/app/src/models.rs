@@ -241,6 +241,7 @@ impl App {
         let mut http = choice.http.clone();
         if let Some(seconds) = def.timeout {
             http.timeouts.first_byte = Duration::from_secs(seconds);
+            http.timeouts.idle = Duration::from_secs(seconds);
             http.timeouts.total = Duration::from_secs(seconds);
         }
         let failed = |e: steward_llm::Error| {

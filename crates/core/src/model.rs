@@ -315,10 +315,13 @@ pub enum ModelError {
         message: String,
     },
     /// The provider did not answer in time.
-    #[error("{provider}: no answer within {after:?}")]
+    #[error("{provider}: no reply within the {limit} time limit of {after:?}")]
     Timeout {
         /// The provider's name.
         provider: String,
+        /// Which limit ran out: `connect`, `first byte` (until the reply begins), `idle` (between two pieces
+        /// of a streamed reply) or `total`.
+        limit: String,
         /// How long it waited.
         after: Duration,
     },

@@ -176,10 +176,14 @@ async fn a_slow_server_times_out_with_a_clear_error() {
         err,
         ModelError::Timeout {
             provider: "openai".into(),
+            limit: "first byte".into(),
             after: Duration::from_millis(300)
         }
     );
-    assert_eq!(err.to_string(), "openai: no answer within 300ms");
+    assert_eq!(
+        err.to_string(),
+        "openai: no reply within the first byte time limit of 300ms"
+    );
 }
 
 #[tokio::test]
@@ -278,5 +282,162 @@ async fn an_unreachable_server_is_retried_then_reported() {
     assert!(
         text.contains("Is the server running and the base URL right?"),
         "{text}"
+    );
+}
+
+fn llama_server(base: String, notices: &Arc<Mutex<Vec<RetryNotice>>>) -> OpenAiModel {
+    let mut config = OpenAiConfig::compatible("smollm2", base, None);
+    config.http = fast_http(notices);
+    OpenAiModel::new(config).unwrap()
+}
+
+fn bodies_of(requests: &[wiremock::Request]) -> Vec<serde_json::Value> {
+    requests
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+/// llama-cpp-python's server answers 500 to a `response_format` it does not take and to a message its chat
+/// template cannot read: not retried (the same request fails the same way), and never as a wait.
+#[tokio::test]
+async fn a_500_that_is_the_requests_fault_is_not_retried() {
+    for text in [
+        r#"{"error": {"message": "'dict object' has no attribute 'content'", "type": "internal_server_error"}}"#,
+        r#"{"detail": [{"type": "literal_error", "msg": "Input should be 'text' or 'json_object'"}]}"#,
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(500).set_body_raw(text, "application/json"))
+            .mount(&server)
+            .await;
+        let notices = Arc::new(Mutex::new(Vec::new()));
+        let err = llama_server(server.uri(), &notices)
+            .complete(&request())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ModelError::Status { status: 500, .. }),
+            "{err}"
+        );
+        assert_eq!(served(&server).await, 1, "{text}");
+    }
+    // A 500 whose text says nothing: tried again once; the same text again ends it.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_raw("boom", "text/plain"))
+        .mount(&server)
+        .await;
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let _ = llama_server(server.uri(), &notices)
+        .complete(&request())
+        .await;
+    assert_eq!(served(&server).await, 2);
+}
+
+/// A server that refuses `json_schema` is asked with `json_object` and the schema, learned once: the next
+/// call goes straight to the form it takes. A tool-calling assistant message carries `content` for a local
+/// server; one that refuses the empty text gets it without.
+#[tokio::test]
+async fn the_forms_a_server_takes_are_learned_once() {
+    let server = MockServer::start().await;
+    let refused = ResponseTemplate::new(500).set_body_raw(
+        r#"{"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or 'json_object'"}]}"#,
+        "application/json",
+    );
+    Mock::given(method("POST"))
+        .respond_with(Sequence::new([
+            refused,
+            json_reply("openai_text.json"),
+            json_reply("openai_text.json"),
+        ]))
+        .mount(&server)
+        .await;
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let model = llama_server(server.uri(), &notices);
+    let mut asked = request();
+    asked.response_format = Some(steward_core::ResponseFormat::JsonSchema {
+        name: "step".into(),
+        schema: serde_json::json!({"type": "object", "properties": {"answer": {"type": "string"}}}),
+        strict: true,
+    });
+    model.complete(&asked).await.unwrap();
+    model.complete(&asked).await.unwrap();
+    let bodies = bodies_of(&server.received_requests().await.unwrap());
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0]["response_format"]["type"], "json_schema");
+    for body in &bodies[1..] {
+        assert_eq!(body["response_format"]["type"], "json_object", "{body}");
+        assert_eq!(
+            body["response_format"]["schema"]["type"], "object",
+            "{body}"
+        );
+    }
+    assert!(
+        notices.lock().unwrap().is_empty(),
+        "not a retry: a change of form"
+    );
+
+    // content: empty beside tool calls, then (refused) left out.
+    let server = MockServer::start().await;
+    let refused = ResponseTemplate::new(400).set_body_raw(
+        r#"{"error": {"message": "messages[2].content: empty content is not allowed beside tool_calls"}}"#,
+        "application/json",
+    );
+    Mock::given(method("POST"))
+        .respond_with(Sequence::new([refused, json_reply("openai_text.json")]))
+        .mount(&server)
+        .await;
+    let mut calls = request();
+    calls.messages.push(steward_core::Message::assistant_calls(
+        None,
+        vec![steward_core::ToolCall::new("c9", "calculator", "{}")],
+    ));
+    calls
+        .messages
+        .push(steward_core::Message::tool("c9", "calculator", "6", false));
+    llama_server(server.uri(), &notices)
+        .complete(&calls)
+        .await
+        .unwrap();
+    let bodies = bodies_of(&server.received_requests().await.unwrap());
+    let last = bodies[0]["messages"].as_array().unwrap().len() - 2;
+    assert_eq!(bodies[0]["messages"][last]["content"], "", "{}", bodies[0]);
+    assert!(
+        bodies[1]["messages"][last].get("content").is_none(),
+        "{}",
+        bodies[1]
+    );
+}
+
+/// A streamed reply that stops coming names the idle limit, not the total.
+#[tokio::test]
+async fn a_stalled_stream_names_the_idle_limit() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 65536];
+        let _ = socket.read(&mut buf).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let mut config = OpenAiConfig::compatible("smollm2", format!("http://{addr}"), None);
+    config.http = fast_http(&notices);
+    config.http.timeouts.idle = Duration::from_millis(300);
+    let err = OpenAiModel::new(config)
+        .unwrap()
+        .stream(&request(), &|_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Timeout { limit, .. } if limit == "idle"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("idle time limit of 300ms"),
+        "{err}"
     );
 }

@@ -10,7 +10,8 @@ use serde::Serialize;
 use steward_core::ModelError;
 
 use super::policy::{
-    HttpOptions, RetryNotice, backoff, retry_after, retryable_status, retryable_transport,
+    HttpOptions, RetryNotice, backoff, request_error, retry_after, retryable_status,
+    retryable_transport,
 };
 use super::secret::Secret;
 
@@ -41,7 +42,6 @@ impl Http {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(options.timeouts.connect)
-            .read_timeout(options.timeouts.idle)
             .user_agent(concat!("steward/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ModelError::Transport {
@@ -76,6 +76,8 @@ impl Http {
         let body = self.encode(body)?;
         let retry = self.options.retry;
         let mut attempt = 0u32;
+        // The last error status and text: the same again after a retry will not change with more.
+        let mut last: Option<(u16, String)> = None;
         loop {
             let request = self
                 .client
@@ -90,18 +92,16 @@ impl Http {
             let sent = tokio::time::timeout(self.options.timeouts.first_byte, request.send()).await;
             let (reason, delay) = match sent {
                 Err(_) => {
-                    return Err(ModelError::Timeout {
-                        provider: self.provider.clone(),
-                        after: self.options.timeouts.first_byte,
-                    });
+                    return Err(self.timeout("first byte", self.options.timeouts.first_byte));
                 }
                 Ok(Err(error)) => {
                     let message = self.describe(&error);
                     if !retryable_transport(&error) || attempt >= retry.max_retries {
                         return Err(if error.is_timeout() {
-                            ModelError::Timeout {
-                                provider: self.provider.clone(),
-                                after: self.options.timeouts.total,
+                            if error.is_connect() {
+                                self.timeout("connect", self.options.timeouts.connect)
+                            } else {
+                                self.timeout("total", self.options.timeouts.total)
                             }
                         } else {
                             ModelError::Transport {
@@ -117,9 +117,18 @@ impl Http {
                     let status = response.status();
                     let asked = retry_after(response.headers());
                     let message = self.error_text(response).await;
-                    if !retryable_status(status) || attempt >= retry.max_retries {
+                    // A 500 with the same text after a retry is the request's doing (an overloaded server
+                    // says so with 503, 529 or 429, and those are tried to the end).
+                    let seen = (status == reqwest::StatusCode::INTERNAL_SERVER_ERROR)
+                        .then(|| (status.as_u16(), message.clone()));
+                    if !retryable_status(status)
+                        || request_error(status, &message)
+                        || (seen.is_some() && last == seen)
+                        || attempt >= retry.max_retries
+                    {
                         return Err(self.status_error(status, message));
                     }
+                    last = seen;
                     let delay = match asked {
                         Some(asked) if asked > retry.max_retry_after => {
                             return Err(self.status_error(
@@ -173,14 +182,25 @@ impl Http {
         Ok(out)
     }
 
-    /// The next piece of a body; `None` at its end. A connection that breaks is an error that says so.
+    /// A timeout error naming the `limit` that ran out after `after`.
+    fn timeout(&self, limit: &str, after: std::time::Duration) -> ModelError {
+        ModelError::Timeout {
+            provider: self.provider.clone(),
+            limit: limit.to_owned(),
+            after,
+        }
+    }
+
+    /// The next piece of a body; `None` at its end. A connection that breaks is an error that says so, and a
+    /// wait that runs out names its limit: `idle` between two pieces, `total` for the whole call.
     pub(crate) async fn chunk(&self, response: &mut Response) -> Result<Option<Bytes>, ModelError> {
-        response.chunk().await.map_err(|error| {
+        let idle = self.options.timeouts.idle;
+        let Ok(next) = tokio::time::timeout(idle, response.chunk()).await else {
+            return Err(self.timeout("idle", idle));
+        };
+        next.map_err(|error| {
             if error.is_timeout() {
-                ModelError::Timeout {
-                    provider: self.provider.clone(),
-                    after: self.options.timeouts.idle,
-                }
+                self.timeout("total", self.options.timeouts.total)
             } else {
                 ModelError::Transport {
                     provider: self.provider.clone(),

@@ -100,6 +100,33 @@ pub(super) fn retryable_status(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 409 | 425 | 429 | 500..=599)
 }
 
+/// A server error that is the request's fault, which another try will not change: a 500 whose text is a
+/// request-validation or template error (llama.cpp's server answers 500 to a `response_format` it does not
+/// take, or to a message its chat template cannot render).
+pub(super) fn request_error(status: StatusCode, message: &str) -> bool {
+    if status != StatusCode::INTERNAL_SERVER_ERROR {
+        return false;
+    }
+    let text = message.to_ascii_lowercase();
+    [
+        "validation error",
+        "validationerror",
+        "has no attribute",
+        "is not supported",
+        "not supported",
+        "unsupported",
+        "input should be",
+        "field required",
+        "extra inputs are not permitted",
+        "invalid request",
+        "invalid_request",
+        "templateerror",
+        "jinja",
+    ]
+    .iter()
+    .any(|marker| text.contains(marker))
+}
+
 /// Transport failures worth another try: a connection that could not be made, or one reset or closed before
 /// the response arrived; never a timeout.
 pub(super) fn retryable_transport(error: &reqwest::Error) -> bool {
@@ -184,6 +211,21 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("retry-after-ms", HeaderValue::from_static("1e300"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn request_errors_are_told_from_server_trouble() {
+        let e500 = StatusCode::INTERNAL_SERVER_ERROR;
+        assert!(request_error(
+            e500,
+            "'dict object' has no attribute 'content'"
+        ));
+        assert!(request_error(
+            e500,
+            "1 validation error for CreateChatCompletionRequest response_format.type Input should be 'text' or 'json_object'"
+        ));
+        assert!(!request_error(e500, "CUDA out of memory"));
+        assert!(!request_error(StatusCode::BAD_GATEWAY, "not supported"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use steward_core::{Message, ModelRequest, ResponseFormat, ToolCall, ToolChoice, ToolSpec};
 
-use super::wire::Dialect;
+use super::wire::{Dialect, FormatLevel};
 
 /// The body of one request; its fields serialise in the order servers have always been sent.
 #[derive(Serialize)]
@@ -46,7 +46,10 @@ impl<'a> Body<'a> {
         let max = request.max_output_tokens;
         Self {
             model,
-            messages: Messages(&request.messages),
+            messages: Messages {
+                messages: &request.messages,
+                assistant_content: dialect.assistant_content,
+            },
             tools: has_tools.then_some(Tools {
                 specs: &request.tools,
                 schemas,
@@ -61,23 +64,30 @@ impl<'a> Body<'a> {
                 },
                 _ => Choice::Mode("auto"),
             }),
-            response_format: request.response_format.as_ref().map(|f| match f {
+            response_format: request.response_format.as_ref().and_then(|f| match f {
                 ResponseFormat::JsonSchema {
                     name,
                     schema,
                     strict,
-                } => Format {
-                    kind: "json_schema",
-                    json_schema: Some(JsonSchema {
-                        name,
-                        schema,
-                        strict: *strict,
+                } => match dialect.format {
+                    FormatLevel::JsonSchema => Some(Format {
+                        kind: "json_schema",
+                        json_schema: Some(JsonSchema {
+                            name,
+                            schema,
+                            strict: *strict,
+                        }),
+                        schema: None,
                     }),
+                    FormatLevel::JsonObjectSchema => Some(Format {
+                        kind: "json_object",
+                        json_schema: None,
+                        schema: Some(schema),
+                    }),
+                    FormatLevel::JsonObject => Some(Format::json_object()),
+                    FormatLevel::Text => None,
                 },
-                _ => Format {
-                    kind: "json_object",
-                    json_schema: None,
-                },
+                _ => (dialect.format != FormatLevel::Text).then(Format::json_object),
             }),
             max_completion_tokens: max.filter(|_| dialect.max_completion_tokens),
             max_tokens: max.filter(|_| !dialect.max_completion_tokens),
@@ -118,6 +128,18 @@ struct Format<'a> {
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     json_schema: Option<JsonSchema<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<&'a Value>,
+}
+
+impl Format<'_> {
+    fn json_object() -> Self {
+        Self {
+            kind: "json_object",
+            json_schema: None,
+            schema: None,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -170,11 +192,19 @@ struct Function<'a> {
 }
 
 /// The conversation.
-struct Messages<'a>(&'a [Message]);
+struct Messages<'a> {
+    messages: &'a [Message],
+    /// Tool-calling assistant messages carry `"content": ""`.
+    assistant_content: bool,
+}
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(WireMessage::from))
+        serializer.collect_seq(
+            self.messages
+                .iter()
+                .map(|m| WireMessage::of(m, self.assistant_content)),
+        )
     }
 }
 
@@ -188,7 +218,8 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     Assistant {
-        /// Omitted rather than null beside tool calls: several local servers reject null.
+        /// Never null beside tool calls (several local servers reject null): empty, or omitted for a server
+        /// that refuses the empty text.
         #[serde(skip_serializing_if = "Option::is_none")]
         content: Option<&'a str>,
         #[serde(skip_serializing_if = "Calls::is_empty")]
@@ -200,8 +231,8 @@ enum WireMessage<'a> {
     },
 }
 
-impl<'a> From<&'a Message> for WireMessage<'a> {
-    fn from(m: &'a Message) -> Self {
+impl<'a> WireMessage<'a> {
+    fn of(m: &'a Message, assistant_content: bool) -> Self {
         match m {
             Message::System { content } => Self::System { content },
             Message::User { content } => Self::User { content },
@@ -211,7 +242,7 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
             } => Self::Assistant {
                 content: match content {
                     Some(text) => Some(text),
-                    None if tool_calls.is_empty() => Some(""),
+                    None if tool_calls.is_empty() || assistant_content => Some(""),
                     None => None,
                 },
                 tool_calls: Calls(tool_calls),

@@ -6,7 +6,7 @@ use steward_core::{
 };
 
 use super::Body;
-use crate::openai::wire::Dialect;
+use crate::openai::wire::{Dialect, FormatLevel};
 
 /// The body as it was built before, a `Value` tree (kept here as the reference).
 fn old_body(model: &str, request: &ModelRequest, dialect: Dialect, stream: bool) -> Value {
@@ -220,6 +220,8 @@ fn the_typed_body_is_byte_for_byte_the_old_one() {
                 let dialect = Dialect {
                     max_completion_tokens,
                     strict_tools,
+                    assistant_content: false,
+                    format: FormatLevel::JsonSchema,
                 };
                 let style = if strict_tools {
                     SchemaStyle::Strict
@@ -259,6 +261,8 @@ fn the_body_has_the_fields_servers_expect() {
     let dialect = Dialect {
         max_completion_tokens: false,
         strict_tools: true,
+        assistant_content: false,
+        format: FormatLevel::JsonSchema,
     };
     let schemas: Vec<Value> = request
         .tools
@@ -285,4 +289,39 @@ fn the_body_has_the_fields_servers_expect() {
     assert_eq!(body["messages"][6]["content"], "");
     assert_eq!(body["messages"][4]["role"], "tool");
     assert!(body["messages"][4].get("is_error").is_none());
+}
+
+#[test]
+fn learned_forms_of_content_and_response_format() {
+    let mut request = ModelRequest::new(conversation(), tools().into());
+    request.response_format = Some(ResponseFormat::JsonSchema {
+        name: "step".into(),
+        schema: json!({"type": "object"}),
+        strict: true,
+    });
+    let schemas: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| t.model_parameters(SchemaStyle::Standard))
+        .collect();
+    let body = |assistant_content, format| {
+        let dialect = Dialect {
+            max_completion_tokens: false,
+            strict_tools: false,
+            assistant_content,
+            format,
+        };
+        serde_json::to_value(Body::new("m", &request, &schemas, dialect, false)).unwrap()
+    };
+    let with = body(true, FormatLevel::JsonSchema);
+    assert_eq!(with["messages"][2]["content"], "", "{with}");
+    assert_eq!(with["response_format"]["type"], "json_schema");
+    let object = body(true, FormatLevel::JsonObjectSchema);
+    assert_eq!(object["response_format"]["type"], "json_object");
+    assert_eq!(object["response_format"]["schema"]["type"], "object");
+    let plain = body(false, FormatLevel::JsonObject);
+    assert!(plain["messages"][2].get("content").is_none(), "{plain}");
+    assert!(plain["response_format"].get("schema").is_none());
+    let text = body(false, FormatLevel::Text);
+    assert!(text.get("response_format").is_none(), "{text}");
 }

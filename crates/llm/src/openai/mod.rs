@@ -17,7 +17,7 @@ use crate::schemas::SchemaCache;
 use crate::sse::SseParser;
 use body::Body;
 use stream::Accumulator;
-use wire::{Completion, Dialect};
+use wire::{Completion, Dialect, FormatLevel};
 
 /// Which server an [`OpenAiModel`] talks to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,9 +197,70 @@ pub struct OpenAiModel {
     url: String,
     headers: HeaderMap,
     dialect: Dialect,
+    /// What this server was found to refuse, kept for the model's life (see [`Learned`]).
+    learned: Learned,
     schemas: SchemaCache,
     capabilities: Capabilities,
     http: Http,
+}
+
+/// What a server was found to take, learned from its refusals once and kept: whether a tool-calling assistant
+/// message carries `"content": ""`, and how far the reply's JSON schema falls back.
+#[derive(Debug)]
+struct Learned {
+    assistant_content: std::sync::atomic::AtomicBool,
+    format: std::sync::atomic::AtomicU8,
+}
+
+impl Learned {
+    fn dialect(&self, base: Dialect) -> Dialect {
+        use std::sync::atomic::Ordering::Relaxed;
+        Dialect {
+            assistant_content: self.assistant_content.load(Relaxed),
+            format: FormatLevel::from_u8(self.format.load(Relaxed)),
+            ..base
+        }
+    }
+
+    /// Learns from a refusal of `request` what to send instead; `false` when there is nothing to change.
+    fn adapt(&self, request: &ModelRequest, error: &ModelError) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let ModelError::Status {
+            status, message, ..
+        } = error
+        else {
+            return false;
+        };
+        if !(400..600).contains(status) || *status == 429 {
+            return false;
+        }
+        let text = message.to_ascii_lowercase();
+        let format = self.format.load(Relaxed);
+        if request.response_format.is_some()
+            && format < 3
+            && ["response_format", "json_schema", "json_object", "schema"]
+                .iter()
+                .any(|w| text.contains(w))
+        {
+            // Only from the level that was refused: two calls refused at once step down once.
+            return self
+                .format
+                .compare_exchange(format, format + 1, Relaxed, Relaxed)
+                .is_ok()
+                || self.format.load(Relaxed) != format;
+        }
+        let calls = request.messages.iter().any(|m| {
+            matches!(m, steward_core::Message::Assistant { content: None, tool_calls } if !tool_calls.is_empty())
+        });
+        if calls && text.contains("content") {
+            let was = self.assistant_content.load(Relaxed);
+            return self
+                .assistant_content
+                .compare_exchange(was, !was, Relaxed, Relaxed)
+                .is_ok();
+        }
+        false
+    }
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -256,6 +317,13 @@ impl OpenAiModel {
             dialect: Dialect {
                 max_completion_tokens: hosted,
                 strict_tools: config.strict_tools,
+                assistant_content: !hosted,
+                format: FormatLevel::JsonSchema,
+            },
+            // Local servers' chat templates read an assistant message's `content`; hosted APIs take it absent.
+            learned: Learned {
+                assistant_content: std::sync::atomic::AtomicBool::new(!hosted),
+                format: std::sync::atomic::AtomicU8::new(0),
             },
             schemas: SchemaCache::new(if config.strict_tools {
                 SchemaStyle::Strict
@@ -269,6 +337,25 @@ impl OpenAiModel {
                 .parallel_tool_calls(true),
             http: Http::new(provider, config.http, secrets)?,
         })
+    }
+
+    /// Posts `request` in the form this server takes; a refusal that names a field it does not take (the
+    /// reply's JSON schema, an assistant message's `content`) is learned once and the request sent again.
+    async fn post(
+        &self,
+        request: &ModelRequest,
+        stream: bool,
+    ) -> Result<reqwest::Response, ModelError> {
+        let schemas = self.schemas.rendered(&request.tools);
+        let mut tries = 0;
+        loop {
+            let dialect = self.learned.dialect(self.dialect);
+            let body = Body::new(&self.model, request, &schemas, dialect, stream);
+            match self.http.post(&self.url, &self.headers, &body).await {
+                Err(error) if tries < 4 && self.learned.adapt(request, &error) => tries += 1,
+                other => return other,
+            }
+        }
     }
 
     fn parse(&self, bytes: &[u8], request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -293,9 +380,7 @@ impl Model for OpenAiModel {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let schemas = self.schemas.rendered(&request.tools);
-        let body = Body::new(&self.model, request, &schemas, self.dialect, false);
-        let response = self.http.post(&self.url, &self.headers, &body).await?;
+        let response = self.post(request, false).await?;
         let bytes = self.http.body(response).await?;
         self.parse(&bytes, request)
     }
@@ -305,9 +390,7 @@ impl Model for OpenAiModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let schemas = self.schemas.rendered(&request.tools);
-        let body = Body::new(&self.model, request, &schemas, self.dialect, true);
-        let mut response = self.http.post(&self.url, &self.headers, &body).await?;
+        let mut response = self.post(request, true).await?;
         let is_sse = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)

@@ -103,6 +103,36 @@ pub(crate) struct Dialect {
     pub(crate) max_completion_tokens: bool,
     /// Tools sent with `strict: true` and the strict schema rendering.
     pub(crate) strict_tools: bool,
+    /// An assistant message with tool calls carries `"content": ""` (local servers' chat templates read it);
+    /// else it has no `content` (a server that refuses the empty text).
+    pub(crate) assistant_content: bool,
+    /// How a JSON schema for the reply is sent.
+    pub(crate) format: FormatLevel,
+}
+
+/// How a reply's JSON schema is asked for, from the best a server may take to nothing: learned once per server
+/// from its refusals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FormatLevel {
+    /// `{"type": "json_schema", "json_schema": {…}}` (OpenAI, vLLM, Ollama, llama.cpp's own server).
+    JsonSchema,
+    /// `{"type": "json_object", "schema": {…}}` (llama-cpp-python's server).
+    JsonObjectSchema,
+    /// `{"type": "json_object"}`.
+    JsonObject,
+    /// None: the reply is parsed leniently.
+    Text,
+}
+
+impl FormatLevel {
+    pub(crate) fn from_u8(n: u8) -> Self {
+        match n {
+            0 => Self::JsonSchema,
+            1 => Self::JsonObjectSchema,
+            2 => Self::JsonObject,
+            _ => Self::Text,
+        }
+    }
 }
 
 /// Turns a whole (non-streamed) completion into a reply.
