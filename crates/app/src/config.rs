@@ -188,14 +188,27 @@ impl Config {
         let Some((role_name, role)) = self.role_of(asker) else {
             return Ok(());
         };
-        if !role.self_approval && !asker.name.is_empty() && decider.name == asker.name {
+        let someone_else = match &role.approve_by {
+            Some(roles) => format!(" (a principal with the role {})", roles.join(" or ")),
+            None => String::new(),
+        };
+        // Without names, no one can be shown to be someone else than the one who asked.
+        if !role.self_approval && (asker.name.is_empty() || decider.name.is_empty()) {
             return Err(format!(
-                "the role `{role_name}` does not let {} apply their own changes: someone else must{}",
-                asker.name,
-                match &role.approve_by {
-                    Some(roles) => format!(" (a principal with the role {})", roles.join(" or ")),
-                    None => String::new(),
+                "the role `{role_name}` does not let the one who asked apply their own changes, and {} no \
+                 name, so no one can be told apart from them: someone else must, as a named principal \
+                 (`--principal NAME`, or a token){someone_else}",
+                if asker.name.is_empty() {
+                    "the asker has"
+                } else {
+                    "the decider has"
                 }
+            ));
+        }
+        if !role.self_approval && decider.name == asker.name {
+            return Err(format!(
+                "the role `{role_name}` does not let {} apply their own changes: someone else must{someone_else}",
+                asker.name,
             ));
         }
         if let Some(roles) = &role.approve_by {

@@ -1048,6 +1048,47 @@ fn four_eyes_at_a_terminal_hold_every_call_approved_one_at_a_time() {
         assert_eq!(count(), "1");
     }
 
+    // A role that may not apply its own changes, taken without a name (`--role`): no one can be told apart
+    // from the asker, so its own `y` writes nothing and its own `changes apply` is refused.
+    let name = "Eyes project nameless";
+    let (shown, code) = steward_at_a_terminal(
+        &[
+            "tools",
+            "call",
+            "-c",
+            &config,
+            "--role",
+            "selfless",
+            "create_project",
+            &format!(r#"{{"name": "{name}"}}"#),
+        ],
+        &env,
+        &["y", "y"],
+    );
+    assert_eq!(code, Some(4), "{shown}");
+    no_prompt(&shown);
+    let set = saved_id(&shown);
+    let own = steward(
+        &[
+            "changes", "apply", "-c", &config, "--role", "selfless", &set,
+        ],
+        &env,
+        "",
+    );
+    assert_ne!(own.status.code(), Some(0), "{}", text(&own.stderr));
+    assert!(
+        text(&own.stderr).contains("no name"),
+        "{}",
+        text(&own.stderr)
+    );
+    assert_eq!(
+        sqlite3(
+            &db,
+            &format!("SELECT count(*) FROM projects WHERE name = '{name}'")
+        ),
+        "0"
+    );
+
     // The audit trail records no call approved by the clerk.
     let audit = steward(&["audit", "list", "--json"], &env, "");
     let audit = text(&audit.stdout);
