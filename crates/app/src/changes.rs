@@ -215,7 +215,7 @@ impl App {
             self.check_change_set_database(&set.context)?;
             if self.hides_rows_from(&set, decider).await {
                 return Err(AppError::Forbidden(format!(
-                    "change set {} changes rows your role does not see; someone who sees them must decide it",
+                    "change set {} changes rows your role does not see (or sees only in part); someone who sees them must decide it",
                     set.id
                 )));
             }
@@ -344,10 +344,61 @@ impl App {
         if viewer.name == set.principal.name && viewer.role == set.principal.role {
             return false;
         }
+        // What the set shows (titles, values before and after) is of the tables it changes: a reviewer who
+        // reads them only in part (a column list, a mask) is not shown it.
+        let tables: Vec<String> = set
+            .calls
+            .iter()
+            .flat_map(|c| c.output.changes.iter().map(|r| r.table.clone()))
+            .collect();
+        if let Some(business) = self.business()
+            && !self.reads_whole(viewer, business.db.dialect(), &tables)
+        {
+            return true;
+        }
         let Ok(Some(applier)) = self.applier_of(&set.principal, &set.calls) else {
             return false;
         };
         hidden(applier.as_ref(), &set.calls, viewer).await
+    }
+
+    /// True when `viewer` reads every column of each of `tables` as it is (no column list, no mask); an
+    /// access that cannot be worked out reads nothing whole.
+    fn reads_whole(
+        &self,
+        viewer: &Principal,
+        dialect: steward_sql::Dialect,
+        tables: &[String],
+    ) -> bool {
+        match crate::roles::access_fn(&self.config.roles).of(viewer, dialect) {
+            Ok(None) => true,
+            Ok(Some(access)) => tables.iter().all(|t| access.reads_whole(t)),
+            Err(_) => false,
+        }
+    }
+
+    /// The tables a call of `tool` writes, and its database's dialect: the built-in writes' own, a declared
+    /// SQL tool's statement's. `None` when it is not known (a tool that writes no table of a database).
+    async fn tables_written_by(&self, tool: &str) -> Option<(steward_sql::Dialect, Vec<String>)> {
+        let own: &[&str] = match tool {
+            "add_expense" => &["expenses", "expense_categories"],
+            "create_project" => &["projects"],
+            "move_task" | "add_task" | "complete_task" => &["tasks", "projects"],
+            _ => &[],
+        };
+        if !own.is_empty() {
+            let dialect = self.business()?.db.dialect();
+            return Some((dialect, own.iter().map(|t| (*t).to_owned()).collect()));
+        }
+        let value = self.config.tools.get(tool)?;
+        let crate::tools::ToolDef::Sql(sql) = serde_yaml::from_value(value.clone()).ok()? else {
+            return None;
+        };
+        let db = self.database(&sql.database)?;
+        let guard = db.guard().await.ok()?;
+        let named = guard.bind_named(&sql.statement).ok()?;
+        let table = guard.write_table(&named.sql)?;
+        Some((db.dialect(), vec![table]))
     }
 
     /// Whether the call of `tool` with `arguments` that `asker` waits on writes a row `viewer` (a reviewer other
@@ -361,6 +412,12 @@ impl App {
     ) -> bool {
         if viewer.name == asker.name && viewer.role == asker.role {
             return false;
+        }
+        // Its preview shows rows of the tables it writes: a reviewer who reads them only in part is not shown it.
+        if let Some((dialect, tables)) = self.tables_written_by(tool).await
+            && !self.reads_whole(viewer, dialect, &tables)
+        {
+            return true;
         }
         let Some(applier) = self
             .build_tool(tool, None, Some(asker))

@@ -336,7 +336,7 @@ async fn four_eyes(config: &ConfigFile, args: &ApproveArgs) -> anyhow::Result<St
         anyhow::ensure!(
             !hidden,
             steward_app::AppError::Forbidden(format!(
-                "the call waiting as {} writes rows your role does not see; someone who sees them must decide it",
+                "the call waiting as {} writes rows your role does not see (or sees only in part); someone who sees them must decide it",
                 found.id
             ))
         );

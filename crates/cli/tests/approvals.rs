@@ -818,3 +818,97 @@ fn previews_are_limited_and_masked_on_the_servers() {
         previews_are_limited_and_masked_on(&url, engine);
     }
 }
+
+/// A reviewer who reads the written table only in part (a column list, a mask) is not shown the waiting call's
+/// preview, which holds the asker's view of the rows, and may not approve it; one who reads it whole may.
+#[tokio::test]
+async fn a_reviewer_who_reads_the_table_in_part_neither_sees_nor_approves_the_preview() {
+    let s = setup();
+    let mut config = format!("databases:\n  shop: sqlite://{}\n", s.db);
+    config.push_str(
+        r#"tools:
+  move_customer:
+    kind: sql
+    database: shop
+    mode: write
+    description: Moves a customer.
+    statement: UPDATE customers SET city = :city WHERE id = 2
+    parameters:
+      city: {type: string, description: The city}
+agents:
+  desk:
+    instructions: Move customers.
+    tools: [move_customer]
+roles:
+  clerk: {approve_by: [manager, boss]}
+  manager:
+    sql:
+      read: {customers: [id, city]}
+      masks: {customers.city: partial}
+  boss: {}
+principals:
+  ada: {role: clerk}
+  mia: {role: manager}
+  max: {role: boss}
+"#,
+    );
+    std::fs::write(&s.config, config).unwrap();
+    let server = mock_openai(vec![
+        tool_reply("m1", "move_customer", r#"{"city": "Nowhere"}"#),
+        text_reply("Moved."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("XDG_DATA_HOME", s.data.as_str()),
+    ];
+    let out = steward(
+        &[
+            "ask",
+            "-c",
+            &s.config,
+            "--principal",
+            "ada",
+            "-a",
+            "desk",
+            "Move her",
+        ],
+        &env,
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let listed = approvals_json(&s);
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let city = sqlite3(&s.db, "SELECT city FROM customers WHERE id = 2");
+    let approve = |who: &str| {
+        steward(
+            &[
+                "approvals",
+                "approve",
+                "-c",
+                &s.config,
+                "--principal",
+                who,
+                &id,
+            ],
+            &env,
+            "",
+        )
+    };
+    let refused = approve("mia");
+    let said = text(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.contains("sees only in part"), "{said}");
+    assert_eq!(
+        sqlite3(&s.db, "SELECT city FROM customers WHERE id = 2"),
+        city
+    );
+    let approved = approve("max");
+    assert_eq!(
+        approved.status.code(),
+        Some(0),
+        "{}",
+        text(&approved.stderr)
+    );
+}

@@ -1581,6 +1581,7 @@ async fn a_reviewer_never_sees_or_decides_writes_on_rows_their_role_hides() {
     const ADA: &str = "ada-token-rows-1";
     const GRACE: &str = "grace-token-rows-2";
     const MAX: &str = "max-token-rows-3";
+    const NINA: &str = "nina-token-rows-4";
     let (dir, db) = demo_in("serve-rows-review");
     let hidden = sqlite3(
         &db,
@@ -1601,24 +1602,30 @@ async fn a_reviewer_never_sees_or_decides_writes_on_rows_their_role_hides() {
             r#"databases:
   shop: sqlite://{db}
 roles:
-  clerk: {{approve_by: [lead, boss], approve: [complete_task]}}
+  clerk: {{approve_by: [lead, boss, narrow], approve: [complete_task]}}
   lead:
     sql:
       rows: {{tasks: "project_id = 1"}}
   boss: {{}}
+  narrow:
+    sql:
+      read: {{tasks: [id, project_id, status], projects: [id]}}
 principals:
   ada: {{role: clerk}}
   grace: {{role: lead}}
   max: {{role: boss}}
+  nina: {{role: narrow}}
 server:
   tokens:
     - {{name: ada, sha256: {a}, principal: ada}}
     - {{name: grace, sha256: {g}, principal: grace}}
     - {{name: max, sha256: {m}, principal: max}}
+    - {{name: nina, sha256: {n}, principal: nina}}
 "#,
             a = token_sha256(ADA),
             g = token_sha256(GRACE),
-            m = token_sha256(MAX)
+            m = token_sha256(MAX),
+            n = token_sha256(NINA)
         ),
     )
     .unwrap();
@@ -1688,8 +1695,9 @@ server:
     assert_eq!(last["type"], "approval", "{turn:?}");
     let approval = last["approvals"][0]["id"].as_str().unwrap().to_owned();
 
-    // The lead's role hides the task: nothing of it reaches them, and their decisions find nothing.
-    for (method, route, body) in [
+    // The lead's role hides the task, the narrow role reads no title: nothing of it reaches them, and their
+    // decisions find nothing.
+    let routes = [
         ("GET", "/api/changes".to_owned(), None),
         ("GET", format!("/api/changes/{set}"), None),
         (
@@ -1703,17 +1711,20 @@ server:
             format!("/api/approvals/{approval}"),
             Some(json!({"decision": "approve"})),
         ),
-    ] {
-        let listing = route == "/api/changes" || route == "/api/approvals";
-        let (status, shown) = call_as(Some(GRACE), &base, method, &route, body, false).await;
-        let expected = if listing { 200 } else { 404 };
-        assert_eq!(status, expected, "{method} {route}: {shown}");
-        assert!(!shown.contains(&title), "{method} {route}: {shown}");
-        if listing {
-            assert!(
-                !shown.contains(&set) && !shown.contains(&approval),
-                "{route}: {shown}"
-            );
+    ];
+    for who in [GRACE, NINA] {
+        for (method, route, body) in routes.clone() {
+            let listing = route == "/api/changes" || route == "/api/approvals";
+            let (status, shown) = call_as(Some(who), &base, method, &route, body, false).await;
+            let expected = if listing { 200 } else { 404 };
+            assert_eq!(status, expected, "{who} {method} {route}: {shown}");
+            assert!(!shown.contains(&title), "{who} {method} {route}: {shown}");
+            if listing {
+                assert!(
+                    !shown.contains(&set) && !shown.contains(&approval),
+                    "{who} {route}: {shown}"
+                );
+            }
         }
     }
     assert_eq!(state(), before);

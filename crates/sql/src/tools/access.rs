@@ -26,6 +26,17 @@ pub struct Access {
 }
 
 impl Access {
+    /// True when the principal reads every column of `table` as it is: the table is one it may read, with no
+    /// column list and no mask on it (row filters aside).
+    pub fn reads_whole(&self, table: &str) -> bool {
+        let listed = self
+            .read
+            .tables
+            .as_ref()
+            .is_none_or(|tables| tables.iter().any(|t| crate::guard::same_table(t, table)));
+        listed && !self.scope.narrows_columns(table)
+    }
+
     /// `result`, rows of `table` that a write returned (a preview), as a read of `table` would show them to
     /// this principal: only the columns it may read, masked ones masked; `false` (and no rows) when it may
     /// not read `table` at all.

@@ -193,6 +193,13 @@ impl Scope {
         self.denied.insert(name.to_ascii_lowercase());
     }
 
+    /// True when the principal reads `table` only in part: some of its columns, or some masked.
+    pub fn narrows_columns(&self, table: &str) -> bool {
+        self.tables
+            .get(&key(table))
+            .is_some_and(|s| s.columns.is_some() || !s.masks.is_empty())
+    }
+
     /// `result`, rows of `table` that Steward got from a write (a preview's `RETURNING *`), limited as a read of
     /// `table` is: only the columns the principal may read, masked ones masked.
     pub fn limit_returned(&self, table: &str, result: &mut crate::query::QueryResult) {
