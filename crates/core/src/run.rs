@@ -509,10 +509,104 @@ impl Run {
             };
             return Step::Done(outcome);
         }
+        let repeated = self.repeated_calls(0);
+        if !repeated.is_empty() && !self.repeated_calls(1).is_empty() {
+            // Told at the step before that it had the result, the model made the same call again.
+            let outcome = Outcome::ModelFailed {
+                error: format!(
+                    "the model kept calling {} with the same arguments after it had the result, instead of \
+                     answering; a larger model, or a clearer question, may do better",
+                    repeated.join(", ")
+                ),
+                cause: crate::FailureCause::Reply,
+            };
+            self.phase = Phase::Done {
+                outcome: outcome.clone(),
+            };
+            return Step::Done(outcome);
+        }
         let mut request = ModelRequest::new(self.window(), tools.specs());
         request.temperature = self.settings.temperature;
         request.max_output_tokens = self.settings.max_output_tokens;
+        if !repeated.is_empty() {
+            // A model that makes the same call again after its result (small models loop so) is told it has
+            // the result — said again as plain text, which every chat template shows — and this step offers no
+            // tool: it answers from what it has.
+            request.tool_choice = crate::ToolChoice::None;
+            let result = self
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Tool { content, .. } => Some(content.as_str()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let result: String = result.chars().take(2_000).collect();
+            request.messages.push(Message::user(format!(
+                "(Steward: you already called {} with these same arguments. Its result: {result}\nDo not call it \
+                 again: answer the question now from this result, or say what is missing.)",
+                repeated.join(", ")
+            )));
+        }
         Step::CallModel(request)
+    }
+
+    /// The tools of the model's calls `back` steps before its last (0: the last) when they repeat, exactly, its
+    /// calls of the step before — the same tools with the same arguments (as JSON values: spacing and key order
+    /// do not count) — whose results came back without an error; empty otherwise. (A failing call tried again
+    /// is a retry, which the tools' own errors steer.)
+    fn repeated_calls(&self, back: usize) -> Vec<String> {
+        let start = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .unwrap_or(0);
+        let turn = self.messages.get(start..).unwrap_or_default();
+        let failed: Vec<&str> = turn
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool {
+                    call_id, is_error, ..
+                } if *is_error => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let groups: Vec<&Vec<crate::ToolCall>> = turn
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls),
+                _ => None,
+            })
+            .collect();
+        let Some(at) = groups.len().checked_sub(back + 1) else {
+            return Vec::new();
+        };
+        let (Some(last), Some(before)) = (
+            groups.get(at),
+            at.checked_sub(1).and_then(|b| groups.get(b)),
+        ) else {
+            return Vec::new();
+        };
+        let key = |c: &crate::ToolCall| {
+            (
+                c.name.clone(),
+                serde_json::from_str::<serde_json::Value>(&c.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(c.arguments.trim().to_owned())),
+            )
+        };
+        let same = last.len() == before.len()
+            && last
+                .iter()
+                .zip(before.iter())
+                .all(|(a, b)| key(a) == key(b))
+            && before.iter().all(|c| !failed.contains(&c.id.as_str()));
+        if !same {
+            return Vec::new();
+        }
+        let mut names: Vec<String> = last.iter().map(|c| format!("`{}`", c.name)).collect();
+        names.dedup();
+        names
     }
 
     fn limit_reached(&self) -> Option<Outcome> {

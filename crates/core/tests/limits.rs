@@ -281,3 +281,53 @@ async fn cancelling_mid_tool_keeps_the_transcript_whole_and_reports_it() {
         1
     );
 }
+
+/// A model that makes the same call again after its result (spacing and key order aside) is told it has the
+/// result and offered no tool for one step; made once more, the run ends with a clear outcome instead of
+/// running to the step limit. A call with other arguments is not a repeat.
+#[tokio::test]
+async fn a_repeated_call_is_told_then_ends_the_run() {
+    let tools = Toolbox::new().with(current_date()).unwrap();
+    let model = Arc::new(ScriptedModel::new([
+        calls(&[("", "current_date", "{}")]),
+        calls(&[("", "current_date", "{ }")]),
+        calls(&[("", "current_date", " {}\n")]),
+        ModelResponse::text("never reached"),
+    ]));
+    let (first, _) = runner(agent(tools), model.clone());
+    let (run, status) = first.run("what's the date?").await;
+    let RunStatus::Done(Outcome::ModelFailed { error, .. }) = &status else {
+        panic!("{status:?}");
+    };
+    assert!(error.contains("kept calling `current_date`"), "{error}");
+    assert_eq!(model.served(), 3);
+    let requests = model.requests();
+    assert_eq!(requests[1].tool_choice, steward_core::ToolChoice::Auto);
+    assert_eq!(requests[2].tool_choice, steward_core::ToolChoice::None);
+    let told = requests[2]
+        .messages
+        .last()
+        .unwrap()
+        .text()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(told.contains("already called `current_date`"), "{told}");
+    assert!(told.contains("Its result: "), "{told}");
+    pairs_complete(run.messages());
+
+    // Told once, the model answers from what it has.
+    let tools = Toolbox::new().with(current_date()).unwrap();
+    let model = Arc::new(ScriptedModel::new([
+        calls(&[("", "current_date", "{}")]),
+        calls(&[("", "current_date", "{}")]),
+        ModelResponse::text("It is the 21st."),
+    ]));
+    let (second, _) = runner(agent(tools), model.clone());
+    let (_, status) = second.run("what's the date?").await;
+    assert_eq!(
+        status,
+        RunStatus::Done(Outcome::Answered {
+            answer: "It is the 21st.".into()
+        })
+    );
+}

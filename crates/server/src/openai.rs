@@ -492,6 +492,10 @@ impl Pieces {
                 )
             {
                 self.model_failed = true;
+                // The client is told to look here: the model's own error, with its endpoint, goes to the log.
+                if let ServerEvent::Error { message, .. } = &event {
+                    tracing::warn!(error = %message, "a /v1 run's model failed");
+                }
             }
             match &event {
                 ServerEvent::Step { .. } if top => self.step_text.clear(),

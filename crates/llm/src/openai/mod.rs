@@ -210,6 +210,9 @@ pub struct OpenAiModel {
 struct Learned {
     assistant_content: std::sync::atomic::AtomicBool,
     format: std::sync::atomic::AtomicU8,
+    /// The server refuses to stream a reply that may call tools (llama-cpp-python's function-calling chat
+    /// formats): such requests are sent whole.
+    no_stream_with_tools: std::sync::atomic::AtomicBool,
 }
 
 impl Learned {
@@ -324,6 +327,7 @@ impl OpenAiModel {
             learned: Learned {
                 assistant_content: std::sync::atomic::AtomicBool::new(!hosted),
                 format: std::sync::atomic::AtomicU8::new(0),
+                no_stream_with_tools: std::sync::atomic::AtomicBool::new(false),
             },
             schemas: SchemaCache::new(if config.strict_tools {
                 SchemaStyle::Strict
@@ -390,7 +394,30 @@ impl Model for OpenAiModel {
         request: &ModelRequest,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ModelResponse, ModelError> {
-        let mut response = self.post(request, true).await?;
+        use std::sync::atomic::Ordering::Relaxed;
+        let whole = !request.tools.is_empty() && self.learned.no_stream_with_tools.load(Relaxed);
+        let streamed = if whole {
+            None
+        } else {
+            match self.post(request, true).await {
+                Err(ModelError::Status { message, .. })
+                    if !request.tools.is_empty()
+                        && message.to_ascii_lowercase().contains("stream") =>
+                {
+                    self.learned.no_stream_with_tools.store(true, Relaxed);
+                    None
+                }
+                other => Some(other?),
+            }
+        };
+        let Some(mut response) = streamed else {
+            // Sent whole; its text reaches the caller in one piece.
+            let reply = self.complete(request).await?;
+            if let Some(text) = &reply.content {
+                on_delta(StreamDelta::Text(text.clone()));
+            }
+            return Ok(reply);
+        };
         let is_sse = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -408,6 +435,7 @@ impl Model for OpenAiModel {
         let mut parser = SseParser::default();
         let mut acc = Accumulator::default();
         let mut done = false;
+        let mut got_any = false;
         while !done {
             let events = match self.http.chunk(&mut response).await? {
                 Some(bytes) => parser.feed(&bytes),
@@ -437,12 +465,22 @@ impl Model for OpenAiModel {
                             .unwrap_or_else(|| error.to_string())
                     )));
                 }
+                got_any = true;
                 acc.push(chunk, on_delta);
             }
         }
         if acc.finished() {
             // Some servers end the stream without `[DONE]`; a finish reason is enough.
             Ok(acc.finish(&request.tools))
+        } else if !got_any && !request.tools.is_empty() {
+            // A server that fails a streamed reply with tools before its first piece (llama-cpp-python: "Automatic
+            // streaming tool choice is not supported", raised after the headers): sent whole from now on.
+            self.learned.no_stream_with_tools.store(true, Relaxed);
+            let reply = self.complete(request).await?;
+            if let Some(text) = &reply.content {
+                on_delta(StreamDelta::Text(text.clone()));
+            }
+            Ok(reply)
         } else {
             Err(ModelError::Transport {
                 provider: self.http.provider().to_owned(),

@@ -28,6 +28,8 @@ use crate::http::cut;
 use crate::schemas::ToolboxCache;
 use parse::{parse_json_reply, parse_text_reply};
 
+/// Most tokens one ReAct step may take unless the agent sets its own `max_response_tokens`.
+const REACT_STEP_TOKENS: u32 = 1_024;
 /// The reply format a [`ReactModel`] asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -112,7 +114,9 @@ impl<M: Model> ReactModel<M> {
             }
         }
         let mut inner = ModelRequest::new(messages, Vec::new().into());
-        inner.max_output_tokens = request.max_output_tokens;
+        // One step is one short object: bounded, so that a model under a grammar that lets it write whitespace
+        // or one endless string stops instead of filling its context (minutes on a CPU).
+        inner.max_output_tokens = Some(request.max_output_tokens.unwrap_or(REACT_STEP_TOKENS));
         inner.temperature = request.temperature;
         match self.style {
             ReactStyle::Json => {
