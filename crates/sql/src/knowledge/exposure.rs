@@ -262,8 +262,9 @@ const COMMON: &[&str] = &[
     "your",
 ];
 
-/// The words a question or an example's made-up names may use without naming rows: [`COMMON`], and the names of
-/// the database's tables and columns and the knowledge's glossary terms and metric names (with their
+/// The words a question or an example's made-up names may use without naming rows: the common words of
+/// questions about data, and the names of the database's tables and columns and the knowledge's glossary
+/// terms and metric names (with their
 /// synonyms). Never values: no sample, comment, description or meaning.
 #[derive(Clone, Debug, Default)]
 pub struct Vocabulary {
