@@ -101,21 +101,10 @@ impl Store {
         params: &[Param],
     ) -> Result<QueryResult, ToolError> {
         let sql = self.db.dialect().placeholders(sql);
-        let access = match self.access.as_ref() {
-            None => None,
-            Some(f) => f
-                .of(&ctx.principal, self.db.dialect())
-                .map_err(|why| ToolError::new(format!("Not allowed: {why}.")))?,
-        };
-        let Some(access) = access else {
+        let Some(Rows { guard, scope }) = self.scope_of(ctx, |scope| !scope.is_empty()).await?
+        else {
             return self.read_trusted(&sql, params).await;
         };
-        let mut scope = access.scope.rows_only();
-        if scope.is_empty() {
-            return self.read_trusted(&sql, params).await;
-        }
-        scope.complete(&*self.db.catalog().await.map_err(unavailable)?);
-        let guard = self.db.guard().await.map_err(unavailable)?;
         let scoped = guard
             .scoped(&sql, &scope)
             .map_err(|verdict| ToolError::new(format!("Not allowed: {}", verdict.explanation())))?;
@@ -131,6 +120,17 @@ impl Store {
 
     /// The rows the principal of `ctx` may see and write, when their role filters rows (`None`: every row).
     pub(crate) async fn rows_of(&self, ctx: &ToolContext) -> Result<Option<Rows>, ToolError> {
+        self.scope_of(ctx, steward_sql::Scope::filters_rows).await
+    }
+
+    /// The principal's row filters and masks (not its column lists: the domain tools' columns are governed by
+    /// the role's `tools` list), with the guard that applies them, when `applies` says the scope limits
+    /// anything here; `None` otherwise.
+    async fn scope_of(
+        &self,
+        ctx: &ToolContext,
+        applies: impl Fn(&steward_sql::Scope) -> bool,
+    ) -> Result<Option<Rows>, ToolError> {
         let Some(f) = self.access.as_ref() else {
             return Ok(None);
         };
@@ -141,7 +141,7 @@ impl Store {
             return Ok(None);
         };
         let mut scope = access.scope.rows_only();
-        if !scope.filters_rows() {
+        if !applies(&scope) {
             return Ok(None);
         }
         scope.complete(&*self.db.catalog().await.map_err(unavailable)?);

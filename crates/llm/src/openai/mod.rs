@@ -245,12 +245,12 @@ impl Learned {
                 .iter()
                 .any(|w| text.contains(w))
         {
-            // Only from the level that was refused: two calls refused at once step down once.
-            return self
+            // Only from the level that was refused: two calls refused at once step down once (and both try
+            // the level reached).
+            let _ = self
                 .format
-                .compare_exchange(format, format + 1, Relaxed, Relaxed)
-                .is_ok()
-                || self.format.load(Relaxed) != format;
+                .compare_exchange(format, format + 1, Relaxed, Relaxed);
+            return true;
         }
         let calls = request.messages.iter().any(|m| {
             matches!(m, steward_core::Message::Assistant { content: None, tool_calls } if !tool_calls.is_empty())
@@ -362,6 +362,19 @@ impl OpenAiModel {
         }
     }
 
+    /// `request` sent whole, for a caller that asked for a stream: its text reaches `on_delta` in one piece.
+    async fn whole(
+        &self,
+        request: &ModelRequest,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+    ) -> Result<ModelResponse, ModelError> {
+        let reply = self.complete(request).await?;
+        if let Some(text) = &reply.content {
+            on_delta(StreamDelta::Text(text.clone()));
+        }
+        Ok(reply)
+    }
+
     fn parse(&self, bytes: &[u8], request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let completion: Completion = serde_json::from_slice(bytes).map_err(|e| {
             self.http.invalid(format!(
@@ -411,12 +424,7 @@ impl Model for OpenAiModel {
             }
         };
         let Some(mut response) = streamed else {
-            // Sent whole; its text reaches the caller in one piece.
-            let reply = self.complete(request).await?;
-            if let Some(text) = &reply.content {
-                on_delta(StreamDelta::Text(text.clone()));
-            }
-            return Ok(reply);
+            return self.whole(request, on_delta).await;
         };
         let is_sse = response
             .headers()
@@ -476,11 +484,7 @@ impl Model for OpenAiModel {
             // A server that fails a streamed reply with tools before its first piece (llama-cpp-python: "Automatic
             // streaming tool choice is not supported", raised after the headers): sent whole from now on.
             self.learned.no_stream_with_tools.store(true, Relaxed);
-            let reply = self.complete(request).await?;
-            if let Some(text) = &reply.content {
-                on_delta(StreamDelta::Text(text.clone()));
-            }
-            Ok(reply)
+            self.whole(request, on_delta).await
         } else {
             Err(ModelError::Transport {
                 provider: self.http.provider().to_owned(),
